@@ -1,0 +1,42 @@
+# Two entry points (see README): `make lab` and `make test`.
+# Everything is installed from the pinned files in this repository into a
+# cache outside it, keyed by the content of those files, and reused.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3.11
+KAI_LAB_CACHE ?= $(HOME)/.cache/gsb-kai-lab
+REQ_KEY := $(shell cat requirements.txt requirements-test.txt constraints.txt | sha256sum | cut -c1-12)
+VENV := $(KAI_LAB_CACHE)/venv-$(REQ_KEY)
+COLLECTIONS := $(KAI_LAB_CACHE)/collections
+export PATH := $(VENV)/bin:$(KAI_LAB_CACHE)/bin:$(PATH)
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export KAI_LAB_CACHE
+
+.PHONY: lab test venv link provision solve grade reset teardown
+
+venv: $(VENV)/.installed link
+
+$(VENV)/.installed: requirements.txt requirements-test.txt constraints.txt
+	@echo "== creating Python environment $(VENV) (first use only)"
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt -c constraints.txt
+	touch $@
+
+# Ansible finds this collection as gsb.kai_lab through a link in the cache,
+# so the repository can stay where it is cloned.
+link:
+	mkdir -p $(COLLECTIONS)/ansible_collections/gsb
+	ln -sfn $(CURDIR) $(COLLECTIONS)/ansible_collections/gsb/kai_lab
+
+# The main job: provision the sim lab, solve it, grade it.
+lab: venv
+	ansible-playbook playbooks/provision.yml
+	ansible-playbook playbooks/solve.yml
+	ansible-playbook playbooks/grade.yml
+
+provision solve grade reset teardown: venv
+	ansible-playbook playbooks/$@.yml
+
+# The whole test suite; .ci/run calls this.
+test: venv
+	tests/run-all.sh

@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# Apache License 2.0 (see LICENSE)
+"""Keep a long-running program alive as a detached process with a pid file.
+
+The sim target runs KAI-Scheduler's components and the fake GPU operator as
+plain processes. This helper is what a supervisor would do for them, no more:
+start when not running, leave alone when running with the same command line,
+restart when the command line changed, stop on request.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import signal
+import subprocess
+import time
+
+
+def read_pid(pid_file):
+    """The pid in pid_file, or None when the file is missing or garbled."""
+    try:
+        with open(pid_file) as handle:
+            return int(handle.read().strip())
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def process_cmdline(pid):
+    """The argv of a live, non-zombie process, or None."""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            # The state follows the parenthesised command name.
+            if handle.read().rsplit(')', 1)[1].split()[0] == 'Z':
+                return None
+        with open('/proc/%d/cmdline' % pid, 'rb') as handle:
+            raw = handle.read()
+    except (IOError, OSError, IndexError):
+        return None
+    return [part.decode('utf-8', 'replace') for part in raw.split(b'\0')[:-1]]
+
+
+def running_pid(pid_file, argv=None):
+    """The pid recorded in pid_file if that process is alive and is ours.
+
+    A recycled pid of an unrelated program must never be mistaken for ours
+    (and never be killed), so the live process must run the expected
+    executable: argv[0] when given, else the one recorded next to the pid
+    file at start, else the program the pid file is named after (kwokctl's
+    convention, e.g. kube-apiserver.pid).
+    """
+    pid = read_pid(pid_file)
+    if pid is None:
+        return None
+    cmdline = process_cmdline(pid)
+    if not cmdline:
+        return None
+    expected = argv[0] if argv else recorded_program(pid_file)
+    if expected is None:
+        expected = os.path.basename(pid_file)[:-len('.pid')] if pid_file.endswith('.pid') else None
+    if expected and os.path.basename(cmdline[0]) != os.path.basename(expected):
+        return None
+    return pid
+
+
+def recorded_program(pid_file):
+    try:
+        with open(pid_file + '.argv') as handle:
+            return handle.read().split('\n', 1)[0].split('\0', 1)[0] or None
+    except (IOError, OSError):
+        return None
+
+
+def start(argv, pid_file, log_file, env=None, cwd=None):
+    """Start argv detached from us (own session), output appended to log_file."""
+    for path in (pid_file, log_file):
+        directory = os.path.dirname(path)
+        if directory and not os.path.isdir(directory):
+            os.makedirs(directory)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    with open(log_file, 'ab') as log, open(os.devnull, 'rb') as devnull:
+        log.write(('\n==== start %s: %s\n' % (time.strftime('%Y-%m-%dT%H:%M:%S'), ' '.join(argv))).encode())
+        log.flush()
+        proc = subprocess.Popen(
+            argv, stdin=devnull, stdout=log, stderr=subprocess.STDOUT,
+            env=full_env, cwd=cwd, start_new_session=True, close_fds=True)
+    with open(pid_file + '.tmp', 'w') as handle:
+        handle.write('%d\n' % proc.pid)
+    os.rename(pid_file + '.tmp', pid_file)
+    return proc
+
+
+def stop(pid_file, timeout=10.0, argv=None):
+    """Stop the recorded process: SIGTERM, then SIGKILL after timeout seconds.
+
+    Returns True when a process was stopped.
+    """
+    pid = running_pid(pid_file, argv)
+    stopped = False
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and process_cmdline(pid):
+            time.sleep(0.1)
+        if process_cmdline(pid):
+            os.kill(pid, signal.SIGKILL)
+        stopped = True
+    for path in (pid_file, pid_file + '.argv'):
+        if os.path.exists(path):
+            os.remove(path)
+    return stopped
+
+
+def ensure(argv, pid_file, log_file, state='started', env=None, cwd=None,
+           check_mode=False, startup_grace=1.0):
+    """Bring the process to state ('started', 'stopped' or 'restarted').
+
+    Returns a dict with changed, pid, action and, when the program died right
+    after start, the last lines of its log so the caller can say why.
+    """
+    current = running_pid(pid_file, argv)
+    spec_file = pid_file + '.argv'
+    wanted = '\0'.join(argv) + '\n' + '\0'.join('%s=%s' % kv for kv in sorted((env or {}).items()))
+    try:
+        with open(spec_file) as handle:
+            recorded = handle.read()
+    except (IOError, OSError):
+        recorded = None
+
+    if state == 'stopped':
+        if current is None:
+            return {'changed': False, 'pid': None, 'action': 'none'}
+        if not check_mode:
+            stop(pid_file, argv=argv)
+        return {'changed': True, 'pid': None, 'action': 'stopped'}
+
+    action = 'none'
+    if current is None:
+        action = 'started'
+    elif state == 'restarted' or recorded != wanted:
+        action = 'restarted'
+    if action == 'none' or check_mode:
+        return {'changed': action != 'none', 'pid': current, 'action': action}
+
+    if current is not None:
+        stop(pid_file, argv=argv)
+    proc = start(argv, pid_file, log_file, env=env, cwd=cwd)
+    with open(spec_file, 'w') as handle:
+        handle.write(wanted)
+    # A program that cannot even parse its flags exits at once: report it now
+    # rather than as a vague timeout later.
+    deadline = time.monotonic() + startup_grace
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        return {'changed': True, 'pid': None, 'action': action, 'exited': proc.returncode,
+                'log_tail': tail(log_file, 20)}
+    return {'changed': True, 'pid': proc.pid, 'action': action}
+
+
+def tail(path, lines):
+    """The last lines of a text file, for error messages."""
+    try:
+        with open(path, 'rb') as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 16384))
+            data = handle.read().decode('utf-8', 'replace')
+    except (IOError, OSError):
+        return []
+    return data.splitlines()[-lines:]

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# ansible-test needs the collection at .../ansible_collections/gsb/kai_lab.
+# Copy the tracked files there (a copy, not a link: ansible-test resolves the
+# real path) and run sanity with zero ignore files.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+dest=$root/ansible_collections/gsb/kai_lab
+mkdir -p "$dest"
+git -C "$repo" ls-files -co --exclude-standard -z | (cd "$repo" && xargs -0 cp --parents -t "$dest")
+if ls "$dest"/tests/sanity/ignore-*.txt >/dev/null 2>&1; then
+  echo "sanity ignore files are not allowed" >&2; exit 1
+fi
+cd "$dest"
+ansible-test sanity --python "$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
+  --requirements --color no "$@" plugins/
