@@ -1,0 +1,27 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    DOCUMENTATION = r'''
+options:
+  kubeconfig:
+    description:
+      - Path to the kubeconfig of the lab cluster. Defaults to the kubernetes
+        client's own default (E(KUBECONFIG) or C(~/.kube/config)).
+    type: path
+  context:
+    description: Context in the kubeconfig to use; its current context when omitted.
+    type: str
+  request_timeout:
+    description: Seconds any single API request may take.
+    type: int
+    default: 10
+requirements:
+  - kubernetes >= 24.2.0
+'''

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# Apache License 2.0 (see LICENSE)
+"""Options and setup shared by the collection's modules."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import (
+    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Cluster, ClusterError)
+
+CONNECTION_ARGS = dict(
+    kubeconfig=dict(type='path'),
+    context=dict(type='str'),
+    request_timeout=dict(type='int', default=10),
+)
+
+
+def connect(module):
+    """A Cluster for the module's connection options, or fail_json with why not."""
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_IMPORT_ERROR)
+    try:
+        return Cluster(module.params['kubeconfig'], module.params['context'], module.params['request_timeout'])
+    except ClusterError as exc:
+        module.fail_json(msg=str(exc))

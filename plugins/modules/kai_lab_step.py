@@ -1,0 +1,158 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: kai_lab_step
+short_description: Carry out one step of the KAI-Scheduler lab and assert KAI's decision
+version_added: "0.1.0"
+description:
+  - Does one of the lab's eight steps as the lab text asks, as a perfect
+    learner would: writes the step's file in O(workdir), creates its objects,
+    waits for KAI-Scheduler's decision and asserts it from PodGroups, Events
+    and GPU allocation.
+  - A step whose outcome is already in place (its file records KAI's decision
+    and the cluster has moved on) is verified, not redone, so running all
+    steps again on a finished lab reports no change and disturbs nothing.
+  - An existing learner file with other content is kept as C(<file>.bak-<time>)
+    before it is replaced.
+  - On failure the message names the step, what was expected, what was
+    observed (phase, PodGroup reasons, last events) and the likely cause.
+options:
+  step:
+    description: The step to carry out.
+    type: str
+    required: true
+    choices: [queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report]
+  namespace:
+    description: The learner's namespace.
+    type: str
+    default: kai-lab
+  workdir:
+    description: The learner's directory for the lab's files.
+    type: path
+    default: /root/gsb-kai
+  kai_version:
+    description:
+      - Version of the KAI-Scheduler running in the cluster. Before v0.14.7
+        a batch Job is not grouped into one PodGroup, so step C(gang) uses an
+        explicit PodGroup of three pods instead of the lab's Job.
+    type: str
+    default: v0.18.6
+  timeout:
+    description: Seconds to wait for each decision of KAI the step waits for.
+    type: int
+    default: 60
+extends_documentation_fragment:
+  - gsb.kai_lab.connection
+attributes:
+  check_mode:
+    support: full
+    description: Applies with server-side dry run and writes no file; waits are skipped.
+author:
+  - gsb.kai_lab developers
+'''
+
+EXAMPLES = r'''
+- name: Step 3, the empty-limit trap
+  gsb.kai_lab.kai_lab_step:
+    step: nolimit
+    kubeconfig: ~/.kube/config
+
+- name: All steps in order
+  gsb.kai_lab.kai_lab_step:
+    step: "{{ item }}"
+  loop: [queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report]
+'''
+
+RETURN = r'''
+step:
+  description: The step carried out.
+  returned: always
+  type: str
+  sample: nolimit
+number:
+  description: Its number in the lab text.
+  returned: success
+  type: int
+  sample: 3
+files:
+  description: Learner files written by this run.
+  returned: success
+  type: list
+  elements: str
+  sample: [/root/gsb-kai/nolimit.txt]
+backups:
+  description: Copies made of learner files that were replaced.
+  returned: success
+  type: list
+  elements: str
+timeline:
+  description: What the step did and saw, with seconds since it started.
+  returned: always
+  type: list
+  elements: str
+  sample: ["  0.02s applied Pod nl-1", "  1.10s nl-1's PodGroup to carry the OverLimit reason: reasons ['OverLimit']"]
+duration:
+  description: Seconds the step took.
+  returned: success
+  type: float
+  sample: 1.4
+evidence:
+  description: What the assertion was made on (pod states, PodGroup reasons, report values).
+  returned: success
+  type: dict
+expected:
+  description: On failure, what the step expected.
+  returned: failure
+  type: str
+observed:
+  description: On failure, what it saw.
+  returned: failure
+  type: raw
+likely_cause:
+  description: On failure, the most likely cause in words a learner can act on.
+  returned: failure
+  type: str
+  sample: pod scheduled by default-scheduler, not KAI
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_catalog import STEP_IDS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_steps import StepFailed, StepRunner
+
+
+def main():
+    argument_spec = dict(
+        step=dict(type='str', required=True, choices=list(STEP_IDS)),
+        namespace=dict(type='str', default='kai-lab'),
+        workdir=dict(type='path', default='/root/gsb-kai'),
+        kai_version=dict(type='str', default='v0.18.6'),
+        timeout=dict(type='int', default=60),
+    )
+    argument_spec.update(CONNECTION_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    cluster = connect(module)
+    runner = StepRunner(cluster, module.params['namespace'], module.params['workdir'], module.params['kai_version'],
+                        timeout=module.params['timeout'], check_mode=module.check_mode)
+    try:
+        result = runner.run(module.params['step'])
+    except StepFailed as exc:
+        module.fail_json(msg=str(exc), step=exc.step_id, expected=exc.expected, observed=exc.observed,
+                         likely_cause=exc.cause, timeline=runner.timeline)
+    except ClusterError as exc:
+        module.fail_json(msg='step %s: %s' % (module.params['step'], exc), step=module.params['step'],
+                         timeline=runner.timeline)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
