@@ -115,7 +115,7 @@ def stop(pid_file, timeout=10.0, argv=None):
 
 
 def ensure(argv, pid_file, log_file, state='started', env=None, cwd=None,
-           check_mode=False, startup_grace=1.0):
+           check_mode=False, startup_grace=0.5):
     """Bring the process to state ('started', 'stopped' or 'restarted').
 
     Returns a dict with changed, pid, action and, when the program died right
