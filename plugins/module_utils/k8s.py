@@ -37,6 +37,7 @@ KINDS = {
     ('v1', 'Namespace'): ('api/v1', 'namespaces', False),
     ('v1', 'Node'): ('api/v1', 'nodes', False),
     ('batch/v1', 'Job'): ('apis/batch/v1', 'jobs', True),
+    ('apps/v1', 'Deployment'): ('apis/apps/v1', 'deployments', True),
     ('scheduling.k8s.io/v1', 'PriorityClass'): ('apis/scheduling.k8s.io/v1', 'priorityclasses', False),
     ('scheduling.run.ai/v2', 'Queue'): ('apis/scheduling.run.ai/v2', 'queues', False),
     ('scheduling.run.ai/v2alpha2', 'PodGroup'): ('apis/scheduling.run.ai/v2alpha2', 'podgroups', True),

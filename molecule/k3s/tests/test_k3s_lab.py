@@ -1,0 +1,79 @@
+"""The provisioned k3s lab VM, as the learner finds it."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("KAI_LAB_K3S_HOST"),
+    reason="KAI_LAB_K3S_HOST is unset: no learner VM to verify (k3s scenario skipped)",
+)
+
+GPU_COUNT = int(os.environ.get("KAI_LAB_K3S_GPUS", "4"))
+KAI_NAMESPACE = "kai-scheduler"
+
+
+def kubectl_json(host, *args: str) -> dict:
+    out = host.check_output("kubectl " + " ".join(args) + " -o json")
+    return json.loads(out)
+
+
+def _condition(obj: dict, kind: str) -> str | None:
+    for condition in obj.get("status", {}).get("conditions", []):
+        if condition["type"] == kind:
+            return condition["status"]
+    return None
+
+
+def test_k3s_service_runs_and_is_enabled(host):
+    service = host.service("k3s")
+    assert service.is_running
+    assert service.is_enabled
+
+
+def test_kubeconfig_is_private(host):
+    assert host.file("/root/.kube/config").mode == 0o600
+    assert host.file("/etc/rancher/k3s/k3s.yaml").mode == 0o600
+
+
+def test_k3s_runtime_class_is_disabled(host):
+    config = host.file("/etc/rancher/k3s/config.yaml").content_string
+    assert "- runtimes" in config
+
+
+def test_node_is_ready(host):
+    nodes = kubectl_json(host, "get", "nodes")["items"]
+    assert nodes
+    assert all(_condition(node, "Ready") == "True" for node in nodes)
+
+
+def test_node_has_the_fake_gpus(host):
+    nodes = kubectl_json(host, "get", "nodes", "-l", "run.ai/simulated-gpu-node-pool=default")["items"]
+    assert nodes
+    for node in nodes:
+        assert node["status"]["allocatable"].get("nvidia.com/gpu") == str(GPU_COUNT)
+        assert node["metadata"]["labels"].get("run.ai/fake.gpu") == "true"
+
+
+def test_kai_pods_are_ready(host):
+    pods = kubectl_json(host, "-n", KAI_NAMESPACE, "get", "pods")["items"]
+    running = [p for p in pods if p["status"].get("phase") not in ("Succeeded", "Failed")]
+    names = {p["metadata"].get("labels", {}).get("app") for p in running}
+    assert {"binder", "pod-grouper", "admission", "queue-controller", "podgroup-controller"} <= names
+    not_ready = [p["metadata"]["name"] for p in running if _condition(p, "Ready") != "True"]
+    assert not_ready == []
+
+
+def test_queues_crd_is_served(host):
+    crd = kubectl_json(host, "get", "crd", "queues.scheduling.run.ai")
+    assert _condition(crd, "Established") == "True"
+    assert "v2" in [v["name"] for v in crd["spec"]["versions"] if v["served"]]
+    host.check_output("kubectl get queues.scheduling.run.ai")
+
+
+def test_runtime_classes_do_not_clash(host):
+    runtime_class = kubectl_json(host, "get", "runtimeclass", "nvidia")
+    assert runtime_class["handler"] == "runc"

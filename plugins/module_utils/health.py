@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# Apache License 2.0 (see LICENSE)
+"""Is each KAI component up? Read-only probes for the grader."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+
+
+def probe_urls(urls, timeout=2):
+    """name -> True when GET url answers 200 within timeout (sim: local processes)."""
+    result = {}
+    for name, url in sorted(urls.items()):
+        try:
+            result[name] = open_url(url, method='GET', timeout=timeout).getcode() == 200
+        except Exception:  # refused, timed out, 5xx: all mean "not serving"
+            result[name] = False
+    return result
+
+
+def deployments_ready(cluster, namespace):
+    """name -> True when a Deployment has all its replicas ready (k3s: KAI's operator output)."""
+    try:
+        deployments = cluster.list('apps/v1', 'Deployment', namespace)
+    except ClusterError:
+        return {}
+    result = {}
+    for deployment in deployments:
+        status = deployment.get('status') or {}
+        wanted = (deployment.get('spec') or {}).get('replicas', 1)
+        result[deployment['metadata']['name']] = (status.get('readyReplicas') or 0) >= wanted
+    return result

@@ -1,0 +1,195 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: kai_lab_grade
+short_description: Grade a learner's KAI-Scheduler lab, read-only, with feedback in Korean or English
+version_added: "0.1.0"
+description:
+  - Grades the lab as it stands, from the learner's files in O(workdir) and
+    the cluster, step by step. Every check has a stable id, a weight, a
+    description, and on failure a message and a hint naming the mistake.
+  - Read-only. It only reads files and lists objects; it never creates,
+    patches or deletes anything and never rewrites a learner file. Its only
+    writes are its own reports, O(output_dir)/grade.json and
+    O(output_dir)/grade-junit.xml, skipped in check mode.
+  - When a later step has erased the evidence of an earlier one, the events
+    that remain and the learner's files are used; when those are gone too,
+    the check is V(unverified) rather than passed or failed blindly.
+  - Bad input (missing or malformed files, wrong kinds, an unreachable API
+    server, a stopped KAI component) becomes a failing check with a clear
+    message; the whole grade is bounded by O(time_limit).
+options:
+  namespace:
+    description: The learner's namespace.
+    type: str
+    default: kai-lab
+  workdir:
+    description: The learner's directory with the lab's files.
+    type: path
+    default: /root/gsb-kai
+  lang:
+    description: Language of messages and hints.
+    type: str
+    choices: [ko, en]
+    default: ko
+  kai_version:
+    description: Version of KAI-Scheduler in the cluster, recorded in the grade.
+    type: str
+    default: v0.18.6
+  health_urls:
+    description:
+      - KAI component name to an HTTP URL that answers 200 while the
+        component serves (the sim's local processes).
+      - When empty, the Deployments in O(kai_namespace) are read instead.
+    type: dict
+    default: {}
+  kai_namespace:
+    description: Namespace of KAI's Deployments, read when O(health_urls) is empty.
+    type: str
+    default: kai-scheduler
+  output_dir:
+    description: Where grade.json and grade-junit.xml are written; defaults to O(workdir).
+    type: path
+  time_limit:
+    description: Seconds the whole grade may take; checks past it are reported as not verified.
+    type: int
+    default: 30
+extends_documentation_fragment:
+  - gsb.kai_lab.connection
+attributes:
+  check_mode:
+    support: full
+    description: Grades as usual but writes no report file.
+author:
+  - gsb.kai_lab developers
+'''
+
+EXAMPLES = r'''
+- name: Grade in English
+  gsb.kai_lab.kai_lab_grade:
+    lang: en
+  register: grade
+
+- name: Show the table
+  ansible.builtin.debug:
+    var: grade.table
+'''
+
+RETURN = r'''
+grade:
+  description: The grade, as written to grade.json (schema_version 1).
+  returned: always
+  type: dict
+  contains:
+    schema_version:
+      description: Version of this structure.
+      type: int
+      sample: 1
+    passed:
+      description: Whether every check and the environment passed.
+      type: bool
+    score:
+      description: Percentage of weighted points earned.
+      type: float
+      sample: 100.0
+    steps:
+      description: Per step, its checks with id, status, passed, weight, description, message, hint, evidence, duration.
+      type: list
+      elements: dict
+table:
+  description: One console line per check and a score line.
+  returned: always
+  type: list
+  elements: str
+files:
+  description: Report files written.
+  returned: always
+  type: list
+  elements: str
+'''
+
+import json
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import Grader, Snapshot, junit_xml, summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+
+
+class _Unreachable(object):
+    """Stands in for a cluster whose kubeconfig cannot even be loaded."""
+
+    def __init__(self, message):
+        self.message = message
+
+    def list(self, *args, **kwargs):
+        raise ClusterError(self.message)
+
+    get = list
+
+
+def main():
+    argument_spec = dict(
+        namespace=dict(type='str', default='kai-lab'),
+        workdir=dict(type='path', default='/root/gsb-kai'),
+        lang=dict(type='str', choices=['ko', 'en'], default='ko'),
+        kai_version=dict(type='str', default='v0.18.6'),
+        health_urls=dict(type='dict', default={}),
+        kai_namespace=dict(type='str', default='kai-scheduler'),
+        output_dir=dict(type='path'),
+        time_limit=dict(type='int', default=30),
+    )
+    argument_spec.update(CONNECTION_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    deadline = time.monotonic() + params['time_limit']
+
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, HAS_KUBERNETES
+    if not HAS_KUBERNETES:
+        connect(module)  # fails with missing_required_lib
+    try:
+        cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'])
+    except ClusterError as exc:
+        cluster = _Unreachable(str(exc))
+
+    if params['health_urls']:
+        health = probe_urls(params['health_urls'])
+    else:
+        health = deployments_ready(cluster, params['kai_namespace'])
+    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health)
+    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, kai_version=params['kai_version'])
+    grader._deadline_seconds = params['time_limit']
+    grade = grader.run()
+    grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+
+    files = []
+    if not module.check_mode:
+        output_dir = params['output_dir'] or params['workdir']
+        try:
+            if not os.path.isdir(output_dir):
+                os.makedirs(output_dir, 0o700)
+            for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True) + '\n'),
+                                  ('grade-junit.xml', junit_xml(grade))):
+                path = os.path.join(output_dir, name)
+                with open(path + '.tmp', 'w') as handle:
+                    handle.write(content)
+                os.rename(path + '.tmp', path)
+                files.append(path)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='could not write the grade to %s: %s' % (output_dir, exc), grade=grade)
+    module.exit_json(changed=False, grade=grade, table=summary_table(grade), files=files)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,218 @@
+"""The k3s role's decisions: which release assets a VM needs, which sha256
+each must have, what airgap mode copies, and what k3s is configured with.
+
+The logic lives in roles/k3s/vars/main.yml as Jinja expressions; these tests
+evaluate the role's real files with Ansible's own templating engine.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLE = ROOT / "roles" / "k3s"
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _trust(value):
+    """Mark strings from the role's YAML as templates, as Ansible does for role files."""
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {key: _trust(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_trust(item) for item in value]
+    return value
+
+
+def _role_vars(machine: str = "x86_64", **overrides) -> dict:
+    loader = DataLoader()
+    variables: dict = {}
+    variables.update(_trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
+    variables.update(_trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
+    variables["ansible_facts"] = {"architecture": machine}
+    variables.update(overrides)
+    return variables
+
+
+def _templar(machine: str = "x86_64", **overrides) -> Templar:
+    return Templar(loader=DataLoader(), variables=_role_vars(machine, **overrides))
+
+
+def _get(templar: Templar, name: str):
+    return templar.template(trust_as_template("{{ %s }}" % name))
+
+
+def _tasks(name: str) -> list[dict]:
+    return yaml.safe_load((ROLE / "tasks" / name).read_text())
+
+
+def _assert_task(name: str) -> dict:
+    return next(task for task in _tasks("main.yml") if task.get("name") == name)
+
+
+def _pins_hold(templar: Templar) -> bool:
+    """The role's own 'pinned for this architecture' assertion, evaluated."""
+    task = _assert_task("Check that k3s and Helm are pinned for this architecture")
+    return all(templar.evaluate_conditional(trust_as_template(c)) for c in task["ansible.builtin.assert"]["that"])
+
+
+@pytest.mark.parametrize(
+    ("machine", "arch", "binary", "binary_sha", "images_sha", "helm_sha"),
+    [
+        (
+            "x86_64",
+            "amd64",
+            "k3s",
+            "f95350e3997165974d1d1406f01aabaf869aed7ca790cc2d83a92a82f26a06c5",
+            "b8dff3265568e1be66ab72ac0ded68bd266fa37a32c010f1253dba6547a49ce8",
+            "a7f81ce08007091b86d8bd696eb4d86b8d0f2e1b9f6c714be62f82f96a594496",
+        ),
+        (
+            "aarch64",
+            "arm64",
+            "k3s-arm64",
+            "fa37b06df7ae82b46de6679a8682b6ece2adf531709bed6299086716c1038147",
+            "b6cb3c06f19859d3a5fba54b305097e89d2a86b5bce9e8360a46b9d2e67da565",
+            "440cf7add0aee27ebc93fada965523c1dc2e0ab340d4348da2215737fc0d76ad",
+        ),
+    ],
+)
+def test_architecture_selects_asset_and_checksum(machine, arch, binary, binary_sha, images_sha, helm_sha):
+    templar = _templar(machine)
+    assert _get(templar, "k3s_arch") == arch
+    assert _get(templar, "k3s_binary_asset") == binary
+    assert _get(templar, "k3s_binary_sha256") == binary_sha
+    assert _get(templar, "k3s_images_asset") == f"k3s-airgap-images-{arch}.tar.zst"
+    assert _get(templar, "k3s_images_sha256") == images_sha
+    assert _get(templar, "k3s_helm_asset") == f"helm-v3.19.0-linux-{arch}.tar.gz"
+    assert _get(templar, "k3s_helm_sha256") == helm_sha
+    assert _pins_hold(templar)
+
+
+def test_download_urls_escape_the_plus_of_k3s_versions():
+    templar = _templar("aarch64")
+    assert _get(templar, "k3s_binary_url") == (
+        "https://github.com/k3s-io/k3s/releases/download/v1.34.3%2Bk3s1/k3s-arm64"
+    )
+    assert _get(templar, "k3s_helm_url_full") == "https://get.helm.sh/helm-v3.19.0-linux-arm64.tar.gz"
+
+
+def test_unsupported_architecture_has_no_pin_and_is_refused():
+    templar = _templar("ppc64le")
+    assert _get(templar, "k3s_arch") == ""
+    assert _get(templar, "k3s_binary_sha256") == ""
+    assert not _pins_hold(templar)
+
+
+def test_version_without_published_checksum_is_refused():
+    """Bumping k3s_version alone must not download an unverified binary."""
+    templar = _templar("x86_64", k3s_version="v1.35.0+k3s1")
+    assert _get(templar, "k3s_binary_sha256") == ""
+    assert not _pins_hold(templar)
+    templar = _templar("x86_64", k3s_helm_version="v3.20.0")
+    assert _get(templar, "k3s_helm_sha256") == ""
+    assert not _pins_hold(templar)
+
+
+def test_every_pinned_checksum_is_a_sha256():
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    for version, arches in defaults["k3s_checksums"].items():
+        for arch, assets in arches.items():
+            for asset, digest in assets.items():
+                assert SHA256.match(digest), (version, arch, asset)
+    for version, arches in defaults["k3s_helm_checksums"].items():
+        for arch, digest in arches.items():
+            assert SHA256.match(digest), (version, arch)
+    # The pinned version has every asset for both architectures.
+    pinned = defaults["k3s_checksums"][defaults["k3s_version"]]
+    assert set(pinned) == {"amd64", "arm64"}
+    assert set(pinned["amd64"]) == {"k3s", "k3s-airgap-images-amd64.tar.zst"}
+    assert set(pinned["arm64"]) == {"k3s-arm64", "k3s-airgap-images-arm64.tar.zst"}
+    assert set(defaults["k3s_helm_checksums"][defaults["k3s_helm_version"]]) == {"amd64", "arm64"}
+
+
+def test_online_mode_is_the_default():
+    assert _get(_templar(), "k3s_airgap") is False
+
+
+def test_airgap_sources_are_every_file_with_its_sha256():
+    charts = {"kai-scheduler-v0.18.6.tgz": "1" * 64, "fake-gpu-operator-0.2.0.tgz": "2" * 64}
+    templar = _templar("x86_64", k3s_airgap_dir="/srv/lab", k3s_airgap_chart_checksums=charts)
+    assert _get(templar, "k3s_airgap") is True
+    assert dict(_get(templar, "k3s_airgap_sources")) == {
+        "/srv/lab/k3s": "f95350e3997165974d1d1406f01aabaf869aed7ca790cc2d83a92a82f26a06c5",
+        "/srv/lab/k3s-airgap-images-amd64.tar.zst": "b8dff3265568e1be66ab72ac0ded68bd266fa37a32c010f1253dba6547a49ce8",
+        "/srv/lab/helm-v3.19.0-linux-amd64.tar.gz": "a7f81ce08007091b86d8bd696eb4d86b8d0f2e1b9f6c714be62f82f96a594496",
+        "/srv/lab/charts/kai-scheduler-v0.18.6.tgz": "1" * 64,
+        "/srv/lab/charts/fake-gpu-operator-0.2.0.tgz": "2" * 64,
+    }
+
+
+def test_airgap_refuses_a_file_whose_sha256_differs():
+    """The per-file check in tasks/airgap.yml, fed what stat would return."""
+    task = next(t for t in _tasks("airgap.yml") if t["name"] == "Check each airgap file against its pinned sha256")
+    conditions = task["ansible.builtin.assert"]["that"]
+    pinned = "f95350e3997165974d1d1406f01aabaf869aed7ca790cc2d83a92a82f26a06c5"
+
+    def holds(stat: dict) -> bool:
+        item = {"stat": stat, "item": {"key": "/srv/lab/k3s", "value": pinned}}
+        templar = _templar(item=item)
+        return all(templar.evaluate_conditional(trust_as_template(c)) for c in conditions)
+
+    assert holds({"exists": True, "checksum": pinned})
+    assert not holds({"exists": True, "checksum": "0" * 64})
+    assert not holds({"exists": False})
+
+
+def test_airgap_requires_chart_checksums():
+    task = next(
+        t for t in _tasks("airgap.yml") if t["name"] == "Check that the airgap directory has checksums for its chart archives"
+    )
+    condition = task["ansible.builtin.assert"]["that"]
+    assert not _templar(k3s_airgap_dir="/srv/lab").evaluate_conditional(trust_as_template(condition))
+    assert _templar(
+        k3s_airgap_dir="/srv/lab", k3s_airgap_chart_checksums={"x.tgz": "1" * 64}
+    ).evaluate_conditional(trust_as_template(condition))
+
+
+def test_config_disables_runtimes_and_keeps_kubeconfig_private():
+    templar = _templar(k3s_config_extra={"disable-network-policy": True})
+    rendered = templar.template(trust_as_template((ROLE / "templates" / "config.yaml.j2").read_text()))
+    config = yaml.safe_load(rendered)
+    assert config == {
+        "write-kubeconfig-mode": "0600",
+        "node-name": "kai-lab-vm",
+        "disable": ["runtimes"],
+        "disable-network-policy": True,
+    }
+
+
+def test_removing_runtimes_from_k3s_disable_is_refused():
+    task = _assert_task("Check that k3s's nvidia RuntimeClass stays disabled")
+    condition = trust_as_template(task["ansible.builtin.assert"]["that"])
+    assert _templar().evaluate_conditional(condition)
+    assert not _templar(k3s_disable=["traefik"]).evaluate_conditional(condition)
+
+
+def test_unit_runs_the_installed_binary_as_a_server():
+    rendered = _templar().template(trust_as_template((ROLE / "templates" / "k3s.service.j2").read_text()))
+    assert "ExecStart=/usr/local/bin/k3s server\n" in rendered
+    assert "Type=notify" in rendered
+
+
+def test_restarts_only_through_the_handler():
+    handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
+    assert [h["name"] for h in handlers] == ["Restart k3s"]
+    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml"):
+        for task in _tasks(name):
+            text = yaml.safe_dump(task)
+            assert "state: restarted" not in text, (name, task.get("name"))
+            assert "state: reloaded" not in text, (name, task.get("name"))

@@ -1,0 +1,186 @@
+"""The k3s-target task files of fake_gpu_operator and kai_scheduler: chart
+choice, Helm values, readiness conditions and the KAI < v0.16 Config fix,
+evaluated from the real task files with Ansible's templating engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+ROOT = Path(__file__).resolve().parents[2]
+FGO = ROOT / "roles" / "fake_gpu_operator"
+KAI = ROOT / "roles" / "kai_scheduler"
+K3S = ROOT / "roles" / "k3s"
+
+
+def _trust(value):
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {key: _trust(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_trust(item) for item in value]
+    return value
+
+
+def _defaults(role: Path) -> dict:
+    return _trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
+
+
+def _templar(*roles: Path, **overrides) -> Templar:
+    variables: dict = {}
+    for role in roles:
+        variables.update(_defaults(role))
+    variables.update(overrides)
+    return Templar(loader=DataLoader(), variables=variables)
+
+
+def _task(role: Path, name_start: str) -> dict:
+    tasks = yaml.safe_load((role / "tasks" / "k3s.yml").read_text())
+    return next(task for task in tasks if task["name"].startswith(name_start))
+
+
+def _render(templar: Templar, value):
+    return templar.template(_trust(value))
+
+
+# --- fake-gpu-operator -------------------------------------------------------
+
+
+def _node(name: str, gpus: str | None, fake: str | None) -> dict:
+    labels = {"run.ai/simulated-gpu-node-pool": "default", "kubernetes.io/hostname": name}
+    if fake is not None:
+        labels["run.ai/fake.gpu"] = fake
+    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    if gpus is not None:
+        allocatable["nvidia.com/gpu"] = gpus
+    return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": allocatable}}
+
+
+@pytest.mark.parametrize(
+    ("nodes", "ready"),
+    [
+        ([_node("kai-lab-vm", "4", "true")], True),
+        ([], False),
+        ([_node("kai-lab-vm", None, None)], False),
+        ([_node("kai-lab-vm", "4", None)], False),
+        ([_node("kai-lab-vm", "2", "true")], False),
+        ([_node("kai-lab-vm", "4", "true"), _node("other", "0", "true")], False),
+        ([_node("kai-lab-vm", "4", "true"), _node("other", "4", "true")], True),
+    ],
+)
+def test_fgo_waits_for_gpu_count_and_fake_label(nodes, ready):
+    task = _task(FGO, "Wait until the node shows its fake GPUs")
+    templar = _templar(FGO, fake_gpu_operator_k3s_nodes={"resources": nodes})
+    assert templar.evaluate_conditional(trust_as_template(task["until"])) is ready
+
+
+def test_fgo_values_match_the_lab_and_kai():
+    templar = _templar(FGO, fake_gpu_operator_chart_version="0.2.0")
+    values = yaml.safe_load(_render(templar, (FGO / "templates" / "k3s-values.yaml.j2").read_text()))
+    assert values["topology"]["nodePools"]["default"]["gpuCount"] == 4
+    assert values["topology"]["nodePoolLabelKey"] == "run.ai/simulated-gpu-node-pool"
+    # Without KAI's defaults loaded (FGO is installed first) and with them.
+    assert values["environment"]["resourceReservationNamespace"] == "kai-resource-reservation"
+    kai = yaml.safe_load((KAI / "defaults" / "main.yml").read_text())
+    templar = _templar(FGO, KAI)
+    values = yaml.safe_load(_render(templar, (FGO / "templates" / "k3s-values.yaml.j2").read_text()))
+    assert values["environment"]["resourceReservationNamespace"] == kai["kai_scheduler_reservation_namespace"]
+
+
+def test_fgo_reservation_rbac_is_what_kai_e2e_grants():
+    definition = _task(FGO, "Let FGO's status-updater patch pods")["kubernetes.core.k8s"]["definition"]
+    rendered = _render(_templar(FGO), definition)
+    role, binding = rendered
+    assert (role["kind"], role["metadata"]["name"]) == ("Role", "pods-patcher")
+    assert role["metadata"]["namespace"] == "kai-resource-reservation"
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]
+    assert binding["roleRef"]["name"] == "pods-patcher"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "status-updater", "namespace": "gpu-operator"}
+    ]
+
+
+# --- chart source, both roles -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "fact", "version", "chart_archive_var", "file_name"),
+    [
+        (FGO, "fake_gpu_operator_k3s_archive", "0.2.0", "fake_gpu_operator_chart_archive", "fake-gpu-operator-0.2.0.tgz"),
+        (KAI, "kai_scheduler_k3s_archive", "v0.18.6", "kai_scheduler_chart_archive", "kai-scheduler-v0.18.6.tgz"),
+    ],
+)
+def test_chart_source_registry_airgap_or_archive(role, fact, version, chart_archive_var, file_name):
+    set_fact = _task(role, "Choose the" if role is FGO else "Set the chart version")["ansible.builtin.set_fact"]
+    expression = set_fact[fact]
+
+    online = _templar(role)
+    assert _render(online, expression).strip() == ""
+
+    airgap = _templar(role, k3s_airgap_dir="/srv/lab", k3s_charts_dir="/var/lib/gsb-kai-lab/charts")
+    assert _render(airgap, expression).strip() == f"/var/lib/gsb-kai-lab/charts/{file_name}"
+
+    explicit = _templar(role, **{chart_archive_var: "/root/chart.tgz", "k3s_airgap_dir": "/srv/lab"})
+    assert _render(explicit, expression).strip() == "/root/chart.tgz"
+
+
+def test_other_roles_use_only_facts_the_k3s_role_publishes():
+    tasks = yaml.safe_load((K3S / "tasks" / "main.yml").read_text())
+    published = set(next(t for t in tasks if t["name"].startswith("Share Helm"))["ansible.builtin.set_fact"])
+    assert {"k3s_helm_binary", "k3s_charts_dir", "k3s_airgap_dir"} <= published
+    # ... and the play goes on with the Python environment that has the Kubernetes client.
+    assert tasks[-1]["ansible.builtin.include_tasks"] == "interpreter.yml"
+    interpreter = yaml.safe_load((K3S / "tasks" / "interpreter.yml").read_text())
+    assert interpreter[-1]["ansible.builtin.set_fact"] == {
+        "ansible_python_interpreter": "{{ k3s_python_venv }}/bin/python"
+    }
+    for role in (FGO, KAI):
+        text = (role / "tasks" / "k3s.yml").read_text()
+        for name in ("k3s_helm_binary", "k3s_charts_dir", "k3s_airgap_dir"):
+            assert name in text
+            assert name in published
+
+
+# --- KAI ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "patched"), [("v0.12.0", True), ("v0.15.2", True), ("v0.16.0", False), ("v0.18.6", False)])
+def test_kai_config_is_patched_only_before_v016(version, patched):
+    task = _task(KAI, "Correct the RuntimeClass")
+    templar = _templar(KAI, kai_scheduler_chart_version_effective=version)
+    assert templar.evaluate_conditional(trust_as_template(task["when"])) is patched
+    definition = _render(templar, task["kubernetes.core.k8s"]["definition"])
+    assert definition["spec"]["admission"]["gpuPodRuntimeClassName"] == ""
+    assert definition["spec"]["binder"]["resourceReservation"]["namespace"] == "kai-resource-reservation"
+    assert (definition["kind"], definition["metadata"]["name"]) == ("Config", "kai-config")
+    assert task["kubernetes.core.k8s"]["merge_type"] == "merge"
+
+
+def test_kai_waits_for_the_operator_and_every_component():
+    task = _task(KAI, "Wait for KAI's Deployments")
+    names = _render(_templar(KAI), task["loop"])
+    assert set(names) == {
+        "kai-operator",
+        "kai-scheduler-default",
+        "binder",
+        "pod-grouper",
+        "admission",
+        "queue-controller",
+        "podgroup-controller",
+    }
+    assert _templar(KAI, kai_scheduler_k3s_deployment={"resources": []}).evaluate_conditional(
+        trust_as_template(task["failed_when"])
+    )
+
+
+def test_kai_is_installed_with_the_role_values_template():
+    helm = _task(KAI, "Install KAI-Scheduler")["kubernetes.core.helm"]
+    assert "'values.yaml.j2'" in helm["release_values"]
+    assert helm["release_namespace"] == "{{ kai_scheduler_namespace }}"
+    assert helm["wait"] is True
