@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Grade a learner's lab as it stands: the files in the workdir and the cluster.
 
 Read-only by construction: the grader reads files and lists objects; it has
@@ -18,7 +18,11 @@ import json
 import os
 import time
 
-import yaml
+try:
+    import yaml
+    HAS_YAML = True
+except ImportError:
+    HAS_YAML = False
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog as cat
@@ -336,16 +340,16 @@ class Grader(object):
             problems.append(both('%s has parentQueue %s, expected %s' % (name, summary['parent'], want['parent']),
                                  '%s 의 parentQueue 가 %s 입니다. %s 여야 합니다' % (name, summary['parent'], want['parent'])))
         if summary['gpu']['quota'] != want['gpu_quota']:
-            problems.append(both('%s gpu quota is %s, expected %s' % (name, summary['gpu']['quota'], want['gpu_quota']),
-                                 '%s 의 gpu quota 가 %s 입니다. %s 여야 합니다' % (name, summary['gpu']['quota'],
-                                                                          want['gpu_quota'])))
+            values = (name, summary['gpu']['quota'], want['gpu_quota'])
+            problems.append(both('%s gpu quota is %s, expected %s' % values,
+                                 '%s 의 gpu quota 가 %s 입니다. %s 여야 합니다' % values))
         if want['gpu_limit'] is not None and not summary['gpu']['limit_set']:
             problems.append(both(text('queues.hierarchy', 'en', 'unset_limit', name=name),
                                  text('queues.hierarchy', 'ko', 'unset_limit', name=name)))
         elif want['gpu_limit'] is not None and summary['gpu']['limit'] != want['gpu_limit']:
-            problems.append(both('%s gpu limit is %s, expected %s' % (name, summary['gpu']['limit'], want['gpu_limit']),
-                                 '%s 의 gpu limit 이 %s 입니다. %s 여야 합니다' % (name, summary['gpu']['limit'],
-                                                                          want['gpu_limit'])))
+            values = (name, summary['gpu']['limit'], want['gpu_limit'])
+            problems.append(both('%s gpu limit is %s, expected %s' % values,
+                                 '%s 의 gpu limit 이 %s 입니다. %s 여야 합니다' % values))
         for resource in ('cpu', 'memory'):
             got = summary[resource]
             if (got['quota'], got['limit']) != (-1, -1):
@@ -386,10 +390,9 @@ class Grader(object):
         docs = self.yaml_docs(file_name)
         pods = [d for d in docs if d.get('kind') == 'Pod' and kai.name_of(d) == name]
         if not pods:
-            fail(both('no Pod named %s (documents: %s)' % (name, ', '.join('%s/%s' % (d.get('kind'), kai.name_of(d))
-                                                                            for d in docs) or 'none'),
-                      '%s 라는 Pod 가 없습니다 (문서: %s)' % (name, ', '.join('%s/%s' % (d.get('kind'), kai.name_of(d))
-                                                                       for d in docs) or '없음')))
+            found = ', '.join('%s/%s' % (d.get('kind'), kai.name_of(d)) for d in docs)
+            fail(both('no Pod named %s (documents: %s)' % (name, found or 'none'),
+                      '%s 라는 Pod 가 없습니다 (문서: %s)' % (name, found or '없음')))
         return pods[0]
 
     def pod_spec_problems(self, pod, gpus):
@@ -500,9 +503,10 @@ class Grader(object):
             fail(both('not in the cluster', '클러스터에 없습니다'))
         summary = kai.queue_summary(queue)
         if summary['gpu']['limit'] != kai.UNLIMITED:
-            fail(both('gpu limit is %s, expected -1' % (summary['gpu']['limit'] if summary['gpu']['limit_set'] else 'unset (0)'),
-                      'gpu limit 이 %s 입니다. -1 이어야 합니다' % (summary['gpu']['limit'] if summary['gpu']['limit_set']
-                                                            else '없음(0)')), summary)
+            limit_set = summary['gpu']['limit_set']
+            fail(both('gpu limit is %s, expected -1' % (summary['gpu']['limit'] if limit_set else 'unset (0)'),
+                      'gpu limit 이 %s 입니다. -1 이어야 합니다' % (summary['gpu']['limit'] if limit_set else '없음(0)')),
+                 summary)
         if summary['gpu']['quota'] != cat.NOLIMIT_QUEUE['gpu_quota'] or summary['parent'] != cat.NOLIMIT_QUEUE['parent']:
             fail(both('more than the limit changed: quota %s, parent %s' % (summary['gpu']['quota'], summary['parent']),
                       'limit 외에도 바뀌었습니다: quota %s, parent %s' % (summary['gpu']['quota'], summary['parent'])), summary)

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Words of the grader, in Korean (the lab's language) and English.
 
 Keyed by check id, then 'desc' (what the check looks at), 'fail' and 'hint';

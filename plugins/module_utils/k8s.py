@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A thin, bounded client for the few kinds the lab touches.
 
 Built on the kubernetes client's ApiClient (kubeconfig, TLS, auth) but

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The lab's eight steps as data: what each writes, creates and expects.
 
 Source: the lab text (shared/lab/lab.en.md, from the Korean original). The
@@ -96,7 +96,7 @@ def step(step_id):
 def version_tuple(version):
     """'v0.18.6' -> (0, 18, 6); unknown parts count as 0."""
     parts = []
-    for part in str(version or '').lstrip('vV').split('-')[0].split('.')[:3]:
+    for part in str(version or '').lstrip('vV').split('-', maxsplit=1)[0].split('.')[:3]:
         try:
             parts.append(int(part))
         except ValueError:

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Carry out one lab step as a perfect learner would, and check KAI's decision.
 
 Each step writes the learner's file(s) in the workdir, creates what the lab
@@ -18,7 +18,11 @@ import os
 import shutil
 import time
 
-import yaml
+try:
+    import yaml
+    HAS_YAML = True
+except ImportError:
+    HAS_YAML = False
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog as cat
@@ -190,7 +194,7 @@ class StepRunner(object):
 
     def apply(self, obj):
         try:
-            changed, _ = self.cluster.apply(obj, dry_run=self.check_mode)
+            changed = self.cluster.apply(obj, dry_run=self.check_mode)[0]
         except ClusterError as exc:
             denial = admission_denial(exc)
             raise StepFailed(self.current, 'the API server to accept %s %s' % (obj['kind'], obj['metadata']['name']),
@@ -370,11 +374,14 @@ class StepRunner(object):
             return len(names) == cat.GANG_SIZE and podgroup is not None and \
                 any(kai.GANG_MESSAGE_MARK in r['message'] for r in kai.scheduling_reasons(podgroup))
 
+        def describe_gang(value):
+            reasons = [r['reason'] for r in kai.scheduling_reasons(value[2])] if value[2] else 'no PodGroup'
+            return '%d pods, reasons %s' % (len(value[0]), reasons)
+
         try:
             names, pods, podgroup = wait_until(
                 'the gang\'s PodGroup to carry the gang reason', probe, done, self.timeout, progress=self.note,
-                describe=lambda v: '%d pods, reasons %s' % (len(v[0]), [r['reason'] for r in kai.scheduling_reasons(v[2])]
-                                                              if v[2] else 'no PodGroup'))
+                describe=describe_gang)
         except WaitTimeout as exc:
             raise StepFailed('gang', 'three gang pods Pending with the gang reason', {'last': exc.last_seen},
                              'the pods are not in one PodGroup of minMember 3 (missing kai.scheduler/batch-min-member '
@@ -466,4 +473,3 @@ class StepRunner(object):
         report = self.view.report()
         self.write_file(cat.FILES['report'], json.dumps(report, indent=2, sort_keys=True) + '\n')
         self.evidence = {'report': report}
-

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A bounded wait: poll until a predicate holds, on a monotonic clock."""
 
 from __future__ import absolute_import, division, print_function

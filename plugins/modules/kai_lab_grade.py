@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -69,7 +69,7 @@ attributes:
     support: full
     description: Grades as usual but writes no report file.
 author:
-  - gsb.kai_lab developers
+  - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''
 
 EXAMPLES = r'''

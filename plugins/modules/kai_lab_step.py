@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +14,7 @@ short_description: Carry out one step of the KAI-Scheduler lab and assert KAI's 
 version_added: "0.1.0"
 description:
   - Does one of the lab's eight steps as the lab text asks, as a perfect
-    learner would: writes the step's file in O(workdir), creates its objects,
+    learner would. It writes the step's file in O(workdir), creates its objects,
     waits for KAI-Scheduler's decision and asserts it from PodGroups, Events
     and GPU allocation.
   - A step whose outcome is already in place (its file records KAI's decision
@@ -56,7 +56,7 @@ attributes:
     support: full
     description: Applies with server-side dry run and writes no file; waits are skipped.
 author:
-  - gsb.kai_lab developers
+  - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''
 
 EXAMPLES = r'''

@@ -190,6 +190,7 @@ def test_config_disables_runtimes_and_keeps_kubeconfig_private():
     assert config == {
         "write-kubeconfig-mode": "0600",
         "node-name": "kai-lab-vm",
+        "data-dir": "/var/lib/rancher/k3s",
         "disable": ["runtimes"],
         "disable-network-policy": True,
     }
@@ -211,8 +212,24 @@ def test_unit_runs_the_installed_binary_as_a_server():
 def test_restarts_only_through_the_handler():
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
     assert [h["name"] for h in handlers] == ["Restart k3s"]
-    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml"):
+    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml", "interpreter.yml"):
         for task in _tasks(name):
             text = yaml.safe_dump(task)
             assert "state: restarted" not in text, (name, task.get("name"))
             assert "state: reloaded" not in text, (name, task.get("name"))
+
+
+def test_teardown_removes_what_the_role_installs():
+    teardown = _tasks("teardown.yml")
+    removed = next(t for t in teardown if t["name"].startswith("Remove k3s"))["loop"]
+    templar = _templar()
+    removed = {templar.template(trust_as_template(path)) for path in removed}
+    assert {
+        "/usr/local/bin/k3s", "/usr/local/bin/kubectl", "/usr/local/bin/helm",
+        "/etc/systemd/system/k3s.service", "/etc/rancher/k3s", "/var/lib/rancher/k3s",
+        "/root/.kube/config", "/var/lib/gsb-kai-lab", "/opt/gsb-kai-lab",
+    } <= removed
+    # Everything the install creates lives under those paths.
+    for name in ("k3s_python_venv", "k3s_helm_dir", "k3s_charts_dir", "k3s_wheels_dir", "k3s_images_dir"):
+        path = _get(templar, name)
+        assert any(path == root or path.startswith(root + "/") for root in removed), (name, path)

@@ -93,6 +93,19 @@ def test_fgo_values_match_the_lab_and_kai():
     assert values["environment"]["resourceReservationNamespace"] == kai["kai_scheduler_reservation_namespace"]
 
 
+def test_fgo_images_are_not_pulled_in_airgap_mode():
+    template = (FGO / "templates" / "k3s-values.yaml.j2").read_text()
+    online = yaml.safe_load(_render(_templar(FGO, fake_gpu_operator_chart_version="0.2.0"), template))
+    assert "statusUpdater" not in online
+    airgap = yaml.safe_load(
+        _render(_templar(FGO, fake_gpu_operator_chart_version="0.2.0", k3s_airgap_dir="/srv/lab"), template)
+    )
+    assert airgap["topology"] == online["topology"]
+    components = {key: value for key, value in airgap.items() if key not in ("topology", "environment")}
+    assert len(components) == 11
+    assert all(value == {"image": {"pullPolicy": "IfNotPresent"}} for value in components.values())
+
+
 def test_fgo_reservation_rbac_is_what_kai_e2e_grants():
     definition = _task(FGO, "Let FGO's status-updater patch pods")["kubernetes.core.k8s"]["definition"]
     rendered = _render(_templar(FGO), definition)
@@ -140,11 +153,23 @@ def test_other_roles_use_only_facts_the_k3s_role_publishes():
     assert interpreter[-1]["ansible.builtin.set_fact"] == {
         "ansible_python_interpreter": "{{ k3s_python_venv }}/bin/python"
     }
+
     for role in (FGO, KAI):
         text = (role / "tasks" / "k3s.yml").read_text()
         for name in ("k3s_helm_binary", "k3s_charts_dir", "k3s_airgap_dir"):
             assert name in text
             assert name in published
+
+
+@pytest.mark.parametrize(
+    ("exists", "required", "fails", "switches"),
+    [(True, True, False, True), (False, True, True, False), (False, False, False, False), (True, False, False, True)],
+)
+def test_interpreter_switch(exists, required, fails, switches):
+    fail_task, switch_task = yaml.safe_load((K3S / "tasks" / "interpreter.yml").read_text())[1:]
+    templar = _templar(K3S, k3s_python_venv_stat={"stat": {"exists": exists}}, k3s_python_venv_required=required)
+    assert templar.evaluate_conditional(trust_as_template(fail_task["when"])) is fails
+    assert templar.evaluate_conditional(trust_as_template(switch_task["when"])) is switches
 
 
 # --- KAI ----------------------------------------------------------------------

@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+"""process.py with real processes (`sleep 30`) in temporary directories.
+
+Every process a test starts is stopped and reaped at teardown, by pid.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import process
+
+GRACE = 0.15  # startup_grace: long enough for `sh -c 'exit 2'` to be seen exiting
+
+
+def alive(pid):
+    """True when pid is a live, non-zombie process."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (IOError, OSError):
+        return False
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+@pytest.fixture
+def procs(tmp_path):
+    """Paths for one managed program and cleanup of every pid seen."""
+
+    class Procs(object):
+        dir = tmp_path
+        pid_file = str(tmp_path / "run" / "sleep.pid")
+        log_file = str(tmp_path / "log" / "sleep.log")
+        pids = set()
+        children = []
+
+        def ensure(self, argv, **kwargs):
+            kwargs.setdefault("startup_grace", GRACE)
+            result = process.ensure(argv, self.pid_file, self.log_file, **kwargs)
+            if result.get("pid"):
+                self.pids.add(result["pid"])
+            return result
+
+        def unrelated(self):
+            """A live process that is not `sleep` (python sleeping), ours to clean up."""
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+            self.children.append(child)
+            return child
+
+    p = Procs()
+    yield p
+    for pid in p.pids:
+        if alive(pid) and process.process_cmdline(pid)[0] == "sleep":
+            os.kill(pid, signal.SIGKILL)
+        _reap(pid)
+    for child in p.children:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+
+
+def write_pid(path, pid):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write("%d\n" % pid)
+
+
+def test_ensure_started_then_again_changes_nothing(procs):
+    first = procs.ensure(["sleep", "30"])
+    assert first["changed"] is True
+    assert first["action"] == "started"
+    pid = first["pid"]
+    assert alive(pid)
+    assert process.process_cmdline(pid) == ["sleep", "30"]
+    assert process.read_pid(procs.pid_file) == pid
+    assert "sleep 30" in open(procs.log_file).read()
+
+    second = procs.ensure(["sleep", "30"])
+    assert second == {"changed": False, "pid": pid, "action": "none"}
+    assert alive(pid)
+
+
+def test_changed_argv_restarts(procs):
+    old = procs.ensure(["sleep", "30"])["pid"]
+    result = procs.ensure(["sleep", "31"])
+    assert result["changed"] is True
+    assert result["action"] == "restarted"
+    assert result["pid"] != old
+    assert not alive(old)
+    assert process.process_cmdline(result["pid"]) == ["sleep", "31"]
+    assert process.read_pid(procs.pid_file) == result["pid"]
+
+
+def test_changed_environment_restarts(procs):
+    old = procs.ensure(["sleep", "30"], env={"KAI_LAB_X": "1"})["pid"]
+    assert procs.ensure(["sleep", "30"], env={"KAI_LAB_X": "1"})["changed"] is False
+    result = procs.ensure(["sleep", "30"], env={"KAI_LAB_X": "2"})
+    assert result["action"] == "restarted"
+    assert not alive(old) and alive(result["pid"])
+
+
+def test_state_restarted_always_restarts(procs):
+    old = procs.ensure(["sleep", "30"])["pid"]
+    result = procs.ensure(["sleep", "30"], state="restarted")
+    assert result["changed"] is True and result["action"] == "restarted"
+    assert result["pid"] != old and not alive(old) and alive(result["pid"])
+
+
+def test_stopped_kills_the_process_and_removes_the_pid_file(procs):
+    pid = procs.ensure(["sleep", "30"])["pid"]
+    result = procs.ensure(["sleep", "30"], state="stopped")
+    assert result == {"changed": True, "pid": None, "action": "stopped"}
+    assert not alive(pid)
+    assert not os.path.exists(procs.pid_file)
+    assert not os.path.exists(procs.pid_file + ".argv")
+    # Stopping what is stopped changes nothing.
+    assert procs.ensure(["sleep", "30"], state="stopped") == {"changed": False, "pid": None, "action": "none"}
+
+
+def test_check_mode_reports_but_starts_nothing(procs):
+    result = procs.ensure(["sleep", "30"], check_mode=True)
+    assert result == {"changed": True, "pid": None, "action": "started"}
+    assert not os.path.exists(procs.pid_file)
+    pid = procs.ensure(["sleep", "30"])["pid"]
+    assert procs.ensure(["sleep", "30"], state="stopped", check_mode=True)["changed"] is True
+    assert alive(pid), "check mode must not stop anything"
+
+
+def test_pid_file_of_the_pytest_process_is_not_ours(procs):
+    write_pid(procs.pid_file, os.getpid())
+    assert process.running_pid(procs.pid_file, ["sleep", "30"]) is None
+    # Named sleep.pid: without argv the file name says which program is ours.
+    assert process.running_pid(procs.pid_file) is None
+    result = procs.ensure(["sleep", "30"])
+    assert result["action"] == "started"
+    assert result["pid"] != os.getpid()
+    assert process.read_pid(procs.pid_file) == result["pid"]
+
+
+def test_unrelated_live_process_is_never_killed(procs):
+    other = procs.unrelated()
+    write_pid(procs.pid_file, other.pid)
+    assert procs.ensure(["sleep", "30"], state="stopped") == {"changed": False, "pid": None, "action": "none"}
+    assert other.poll() is None and alive(other.pid)
+    write_pid(procs.pid_file, other.pid)
+    assert process.stop(procs.pid_file) is False
+    assert process.stop(procs.pid_file, argv=["sleep", "30"]) is False
+    assert other.poll() is None and alive(other.pid)
+
+
+def test_recorded_program_decides_when_no_argv_is_given(procs):
+    pid = procs.ensure(["sleep", "30"])["pid"]
+    assert process.recorded_program(procs.pid_file) == "sleep"
+    assert process.running_pid(procs.pid_file) == pid
+    # The same pid but a different expected program is not ours.
+    assert process.running_pid(procs.pid_file, ["kube-apiserver"]) is None
+
+
+def test_missing_garbled_or_dead_pid_file(procs):
+    assert process.read_pid(procs.pid_file) is None
+    os.makedirs(os.path.dirname(procs.pid_file), exist_ok=True)
+    with open(procs.pid_file, "w") as handle:
+        handle.write("not a pid\n")
+    assert process.read_pid(procs.pid_file) is None
+    assert process.running_pid(procs.pid_file) is None
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    write_pid(procs.pid_file, dead.pid)
+    assert process.running_pid(procs.pid_file, ["true"]) is None
+    assert process.process_cmdline(dead.pid) is None
+
+
+def test_program_that_exits_at_once_is_reported_with_its_log_tail(procs):
+    argv = ["sh", "-c", "echo 'error: unknown flag: --bogus' >&2; exit 2"]
+    result = procs.ensure(argv, startup_grace=3)
+    assert result["changed"] is True
+    assert result["pid"] is None
+    assert result["exited"] == 2
+    assert result["action"] == "started"
+    assert any("unknown flag: --bogus" in line for line in result["log_tail"])
+    assert any(line.startswith("==== start") for line in result["log_tail"])
+
+
+def test_tail_returns_the_last_lines(tmp_path):
+    path = tmp_path / "log"
+    path.write_text("".join("line %d\n" % i for i in range(100)))
+    assert process.tail(str(path), 3) == ["line 97", "line 98", "line 99"]
+    assert process.tail(str(tmp_path / "missing"), 3) == []
