@@ -1,0 +1,123 @@
+"""The solved lab on the sim, checked independently of the collection's code:
+files against the cluster through kubectl, the blank-lab grade, the solved
+grade, and that grading changes nothing."""
+
+import hashlib
+import json
+import os
+
+import yaml
+
+NS = 'kai-lab'
+
+
+def test_node_has_four_fake_gpus(kubectl):
+    node = kubectl('get node kai-lab-vm')
+    assert node['status']['allocatable']['nvidia.com/gpu'] == '4'
+    assert node['metadata']['labels']['run.ai/fake.gpu'] == 'true'
+
+
+def test_control_plane_listens_on_loopback_only(host):
+    assert host.socket('tcp://127.0.0.1:16443').is_listening
+    assert not host.socket('tcp://0.0.0.0:16443').is_listening
+
+
+def test_workdir_is_private(host, workdir):
+    assert host.file(workdir).mode == 0o700
+
+
+def test_podgroup_file_names_p1s_podgroup(host, kubectl, workdir):
+    name = host.file(os.path.join(workdir, 'podgroup.txt')).content_string.strip()
+    pod = kubectl('-n %s get pod p1' % NS)
+    podgroup = kubectl('-n %s get podgroup %s' % (NS, name))
+    assert pod['metadata']['annotations']['pod-group-name'] == name
+    assert podgroup['metadata']['ownerReferences'][0]['name'] == 'p1'
+
+
+def test_nolimit_text_is_kais_overlimit_reason(host, kubectl, workdir):
+    text = host.file(os.path.join(workdir, 'nolimit.txt')).content_string.strip()
+    events = kubectl('-n %s get events --field-selector involvedObject.name=nl-1,reason=Unschedulable' % NS)
+    assert text.startswith('OverLimit:')
+    assert any(e['message'].strip() == text for e in events['items'])
+
+
+def test_gang_text_is_kais_gang_reason(host, kubectl, workdir):
+    text = host.file(os.path.join(workdir, 'gang.txt')).content_string.strip()
+    events = kubectl('-n %s get events --field-selector reason=Unschedulable' % NS)
+    assert 'Resources were found for 2 pods while 3 are required for gang scheduling' in text
+    assert any(e['message'].strip() == text for e in events['items'])
+
+
+def test_one_train_pod_was_preempted_for_bd1(kubectl):
+    events = kubectl('-n %s get events --field-selector reason=Evict' % NS)['items']
+    victims = [e['message'].split()[1].split('/')[1] for e in events]
+    assert len(victims) == 1 and victims[0] in ('p1', 'tr-1', 'tr-2')
+    assert 'pg-bd-1-' in events[0]['message']
+    assert kubectl('-n %s get pod bd-1' % NS)['status']['phase'] == 'Running'
+
+
+def test_fraction_pods_share_one_gpu(host, kubectl, workdir):
+    docs = list(yaml.safe_load_all(host.file(os.path.join(workdir, 'fraction.yaml')).content_string))
+    assert [d['metadata']['annotations']['gpu-fraction'] for d in docs] == ['0.5', '0.5']
+    groups = set(kubectl('-n %s get pod %s' % (NS, n))['metadata']['labels']['runai-gpu-group'] for n in ('fr-1', 'fr-2'))
+    reservations = kubectl('-n kai-resource-reservation get pods')['items']
+    assert len(groups) == 1 and len(reservations) == 1
+    assert reservations[0]['metadata']['labels']['runai-gpu-group'] in groups
+
+
+def test_report_equals_an_independent_count(host, kubectl, workdir):
+    report = json.loads(host.file(os.path.join(workdir, 'report.json')).content_string)
+    pods = kubectl('get pods -A')['items']
+    allocated = sum(int(c.get('resources', {}).get('limits', {}).get('nvidia.com/gpu', 0))
+                    for p in pods if p['spec'].get('nodeName') and p['status']['phase'] in ('Pending', 'Running')
+                    for c in p['spec']['containers'])
+    fr1 = kubectl('-n %s get pod fr-1' % NS)
+    ref = [e for e in fr1['spec']['containers'][0]['env'] if e['name'] == 'NVIDIA_VISIBLE_DEVICES'][0]
+    cm = kubectl('-n %s get configmap %s' % (NS, ref['valueFrom']['configMapKeyRef']['name']))
+    assert report == {
+        'gpu_allocated': allocated,
+        'reservation_pods': len(kubectl('-n kai-resource-reservation get pods')['items']),
+        'shared_gpu': cm['data']['NVIDIA_VISIBLE_DEVICES'],
+    }
+    assert report['gpu_allocated'] == 4 and report['reservation_pods'] == 1
+
+
+def test_blank_lab_graded_zero_for_the_right_reasons():
+    path = os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'blank-grade', 'grade.json')
+    with open(path) as handle:
+        grade = json.load(handle)
+    checks = {c['id']: c for s in grade['steps'] for c in s['checks']}
+    assert grade['score'] == 0 and not grade['passed']
+    assert all(c['status'] == 'failed' for c in checks.values())
+    assert 'queues.yaml does not exist' in checks['queues.file']['message']
+    assert 'queue lab is not in the cluster' in checks['queues.applied']['message']
+    assert 'pod p1 does not exist' in checks['podgroup.running']['message']
+    assert 'no Evict event' in checks['preempt.evicted']['message']
+    assert grade['environment'][0]['status'] == 'passed'
+
+
+def _lab_state(kubectl, workdir):
+    """resourceVersion of every lab object and the hash of every learner file."""
+    versions = {}
+    for args in ('get pods,jobs,configmaps -n %s' % NS, 'get podgroups -n %s' % NS, 'get queues',
+                 'get pods -n kai-resource-reservation'):
+        for item in kubectl(args)['items']:
+            versions['%s/%s/%s' % (item['kind'], item['metadata'].get('namespace'), item['metadata']['name'])] = \
+                item['metadata']['resourceVersion']
+    files = {}
+    for name in sorted(os.listdir(workdir)):
+        path = os.path.join(workdir, name)
+        if os.path.isfile(path) and not name.startswith('grade'):
+            with open(path, 'rb') as handle:
+                files[name] = hashlib.sha256(handle.read()).hexdigest()
+    return versions, files
+
+
+def test_solved_lab_grades_100_and_grading_is_read_only(kubectl, workdir, grade_run):
+    before = _lab_state(kubectl, workdir)
+    grade = grade_run('ko', workdir)
+    after = _lab_state(kubectl, workdir)
+    assert grade['score'] == 100.0 and grade['passed'], [
+        (c['id'], c['message']) for s in grade['steps'] for c in s['checks'] if not c['passed']]
+    assert before == after
+    assert os.path.exists(os.path.join(workdir, 'grade-junit.xml'))
