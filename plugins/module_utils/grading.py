@@ -448,7 +448,10 @@ class Grader(object):
                           '%s 라고 되어 있지만 p1 의 PodGroup 은 %s 입니다' % (claimed, actual)),
                      {'claimed': claimed, 'actual': actual})
         if self.s.podgroup(claimed) is None:
-            if pod is None and claimed.startswith('pg-%s-' % cat.P1):
+            if pod is not None:
+                unverified(both('p1 names %s but that PodGroup object is gone, so its owner cannot be checked' % claimed,
+                                'p1 이 %s 를 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다' % claimed))
+            if claimed.startswith('pg-%s-' % cat.P1):
                 unverified(both('p1 and its PodGroup are gone (evicted in step 6?), so %s cannot be matched' % claimed,
                                 'p1 과 PodGroup 이 없어(6단계에서 밀려남?) %s 를 대조할 수 없습니다' % claimed))
             fail(both('no PodGroup named %s exists in %s' % (claimed, self.s.namespace),
@@ -490,8 +493,10 @@ class Grader(object):
                       'KAI의 OverLimit 이유가 아닙니다 (내용: %s)' % raw[:120]))
         evidence = self.over_limit_evidence()
         if not evidence:
-            unverified(both('nl-1 and its events are gone, so the text cannot be matched with the cluster',
-                            'nl-1 과 이벤트가 없어 클러스터와 대조할 수 없습니다'), {'file': raw})
+            unverified(both('KAI\'s OverLimit record for nl-1 (its PodGroup condition and events) is gone, '
+                            'so the text cannot be matched with the cluster',
+                            'nl-1 에 대한 KAI의 OverLimit 기록(PodGroup 조건과 이벤트)이 없어 클러스터와 대조할 수 없습니다'),
+                       {'file': raw})
         if 'Limit is 0 GPUs' in evidence[0] and 'Limit is 0 GPUs' not in raw:
             fail(both('does not match KAI\'s message for nl-1: %s' % evidence[0][:160],
                       'nl-1 에 대한 KAI 메시지와 다릅니다: %s' % evidence[0][:160]), {'file': raw, 'kai': evidence[0]})
@@ -580,7 +585,12 @@ class Grader(object):
                 continue
             pod = pods[0]
             fraction = kai.annotations(pod).get(kai.FRACTION_ANNOTATION)
-            if str(fraction) != cat.FRACTION:
+            if not isinstance(fraction, str):
+                problems.append(both('%s gpu-fraction annotation is %r, not a string: annotation values must be quoted, '
+                                     'e.g. gpu-fraction: "0.5"' % (name, fraction),
+                                     '%s 의 gpu-fraction annotation 값 %r 이 문자열이 아닙니다. 따옴표로 감싸야 합니다 '
+                                     '(예: gpu-fraction: "0.5")' % (name, fraction)))
+            elif fraction != cat.FRACTION:
                 problems.append(both('%s gpu-fraction annotation is %s, expected "0.5"' % (name, fraction),
                                      '%s 의 gpu-fraction annotation 이 %s 입니다. "0.5" 여야 합니다' % (name, fraction)))
             if kai.gpu_limit(pod) or any(kai.GPU_RESOURCE in ((c.get('resources') or {}).get('requests') or {})

@@ -271,7 +271,9 @@ class StepRunner(object):
         queues = cat.lab_queues()
         self.write_file(cat.FILES['queues'], yaml.safe_dump_all(queues, sort_keys=False))
         for queue in queues:
-            self.apply(queue)
+            live = self.view.queue(queue['metadata']['name'])
+            if live is None or kai.queue_summary(live) != kai.queue_summary(queue):
+                self.apply(queue)
         seen = {}
         for queue in queues:
             live = self.view.queue(queue['metadata']['name'])

@@ -201,9 +201,6 @@ def test_fraction_request_of_a_gpu_is_caught_too(grade, fixtures):
     assert "fr-2" not in checks(result)["fraction.manifest"]["message"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "grading.py check_fraction_manifest compares str(annotation) with '0.5', so an unquoted YAML float "
-    "(gpu-fraction: 0.5) passes although kubectl rejects a non-string annotation value"))
 def test_fraction_annotation_written_as_a_number_is_flagged(grade, fixtures):
     state, files = solved(fixtures)
     files["fraction.yaml"] = files["fraction.yaml"].replace("gpu-fraction: '0.5'", "gpu-fraction: 0.5")
@@ -370,10 +367,6 @@ def test_erased_evidence_leaves_affected_checks_unverified(grade, fixtures):
     assert 0 < en["score"] < 100
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "grading.py check_podgroup_file: p1 exists and its pod-group-name annotation equals podgroup.txt, "
-    "but when the PodGroup is not listed the check FAILS ('no PodGroup named ... exists in kai-lab') "
-    "instead of being unverified"))
 def test_erased_podgroups_do_not_fail_a_correct_podgroup_txt(grade, fixtures):
     state, files = erased(fixtures)
     result, _ = grade(state, files)

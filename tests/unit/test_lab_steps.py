@@ -53,12 +53,7 @@ def test_rerun_on_finished_lab_changes_nothing(finished_lab, step_id):
     assert result["number"] == cat.step(step_id)["number"]
 
 
-@pytest.mark.parametrize("step_id", [
-    pytest.param("queues", marks=pytest.mark.xfail(strict=True, reason=(
-        "lab_steps.py StepRunner.step_queues always calls cluster.apply() for lab, research and ops, "
-        "even when they already exist as written: 3 server-side-apply PATCH requests on a finished lab "
-        "(changed stays False), so the step is redone, not verified"))),
-] + [s for s in cat.STEP_IDS if s != "queues"])
+@pytest.mark.parametrize("step_id", cat.STEP_IDS)
 def test_rerun_on_finished_lab_makes_no_write_call(finished_lab, step_id):
     cluster, workdir, state, version = finished_lab
     StepRunner(cluster, NS, workdir, version, timeout=1).run(step_id)

@@ -1,0 +1,45 @@
+"""Shared fixtures for the sim scenarios' testinfra checks."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+
+
+def sim_kubeconfig():
+    state = os.environ.get('KAI_LAB_SIM_STATE') or os.path.expanduser('~/.local/state/gsb-kai-lab/sim')
+    return os.path.join(state, 'kwok', 'clusters', 'kai-lab', 'kubeconfig.yaml')
+
+
+@pytest.fixture(scope='session')
+def workdir():
+    return os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'gsb-kai')
+
+
+@pytest.fixture(scope='module')
+def kubectl(host):
+    """kubectl against the sim, returning parsed JSON."""
+    def run(*args):
+        cmd = host.run('kubectl --kubeconfig %s %s -o json' % (sim_kubeconfig(), ' '.join(args)))
+        assert cmd.rc == 0, cmd.stderr
+        return json.loads(cmd.stdout)
+    return run
+
+
+@pytest.fixture(scope='session')
+def grade_run():
+    """Run playbooks/grade.yml against the scenario's lab and return grade.json."""
+    def run(lang, output_dir, extra=()):
+        # The directory, as molecule passes it: host and group vars live beside the file.
+        inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'))
+        cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', 'grade.yml'),
+               '-e', 'kai_lab_lang=%s' % lang, '-e', 'kai_lab_grade_dir=%s' % output_dir] + list(extra)
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and 'Grade every step' in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
+        with open(os.path.join(output_dir, 'grade.json')) as handle:
+            return json.load(handle)
+    return run
