@@ -12,7 +12,7 @@ export PATH := $(VENV)/bin:$(KAI_LAB_CACHE)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export KAI_LAB_CACHE
 
-.PHONY: lab test venv link provision solve grade reset teardown
+.PHONY: lab test venv link provision solve grade reset teardown bench
 
 venv: $(VENV)/.installed link
 
@@ -40,3 +40,8 @@ provision solve grade reset teardown: venv
 # The whole test suite; .ci/run calls this.
 test: venv
 	tests/run-all.sh
+
+# Benchmarks print numbers; they are not part of the test suite.
+bench: venv
+	tests/benchmarks/bench_solve.sh
+	tests/benchmarks/bench_grade.sh 5
