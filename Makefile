@@ -16,7 +16,9 @@ export KAI_LAB_CACHE
 
 venv: $(VENV)/.installed link
 
-$(VENV)/.installed: requirements.txt requirements-test.txt constraints.txt
+# The directory name carries the hash of the requirement files, so its
+# presence is enough (a fresh clone's file times say nothing).
+$(VENV)/.installed:
 	@echo "== creating Python environment $(VENV) (first use only)"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt -c constraints.txt

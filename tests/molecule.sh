@@ -5,6 +5,8 @@
 # Every scenario ends with teardown, also when it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The scenarios live in molecule/ (not extensions/molecule): say so to molecule.
+export MOLECULE_GLOB="molecule/*/molecule.yml"
 export KAI_LAB_SIM_STATE="${KAI_LAB_CACHE:-$HOME/.cache/gsb-kai-lab}/molecule-sim"
 scenarios=(default mistakes)
 if [ -n "${KAI_LAB_K3S_HOST:-}" ]; then

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # The whole test suite, in order of cost: static gates, unit tests, then the
 # integration scenarios on the real sim cluster. Run through `make test`,
-# which prepares the pinned Python environment first.
-set -euo pipefail
+# which prepares the pinned Python environment first. Every stage runs even
+# when an earlier one failed; the last line counts them.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-stage() { printf '\n===== %s =====\n' "$*"; }
+passed=0; failed=0; failures=()
+stage() {
+  local name=$1; shift
+  printf '\n===== %s =====\n' "$name"
+  local start=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1)); printf '===== %s: passed in %d s\n' "$name" $((SECONDS - start))
+  else
+    failed=$((failed + 1)); failures+=("$name"); printf '===== %s: FAILED after %d s\n' "$name" $((SECONDS - start))
+  fi
+}
 
-stage "ansible-lint (production profile)"
-ansible-lint --profile production --strict -q
+stage "ansible-lint (production profile)" ansible-lint --profile production --strict -q
+stage "ansible-test sanity" tests/sanity.sh
+stage "unit tests" python -m pytest -q -p no:cacheprovider tests/unit
+stage "molecule scenarios on the sim" tests/molecule.sh
 
-stage "ansible-test sanity"
-tests/sanity.sh
-
-stage "unit tests"
-python -m pytest -q tests/unit
-
-stage "integration: molecule scenarios on the sim target"
-tests/molecule.sh
+[ ${#failures[@]} -eq 0 ] || printf '\nfailed stages: %s\n' "${failures[*]}"
+printf '\nstages: %d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
