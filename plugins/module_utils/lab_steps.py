@@ -330,6 +330,11 @@ class StepRunner(object):
 
     def step_limit_fix(self):
         queue = self.view.queue(cat.NOLIMIT_QUEUE['name'])
+        if queue is None and self.check_mode:
+            # Step 3 would have created it; the patch would follow.
+            self.changed = True
+            self.evidence = {}
+            return
         if queue is None:
             raise StepFailed('limit_fix', 'queue nolimit from step 3', None, 'step 3 (nolimit) has not been done')
         if kai.queue_resource(queue)['limit'] != kai.UNLIMITED:
@@ -349,7 +354,7 @@ class StepRunner(object):
 
     def step_gang(self):
         recorded = self.read_file(cat.FILES['gang'])
-        if recorded and kai.GANG_MESSAGE_MARK in recorded:
+        if recorded and kai.GANG_MESSAGE_MARK in recorded and self.gang_happened_here():
             self.evidence = {'recorded': recorded.strip()}
             return
         if cat.job_gang_supported(self.kai_version):
@@ -395,6 +400,12 @@ class StepRunner(object):
         text = kai.condition_text(podgroup)
         self.write_file(cat.FILES['gang'], text.strip() + '\n')
         self.evidence = {'podgroup': kai.podgroup_summary(podgroup), 'pods': names}
+
+    def gang_happened_here(self):
+        """Did this cluster see the gang: its events, or a later step's pods?"""
+        if any(kai.GANG_MESSAGE_MARK in (e.get('message') or '') for e in self.view.events()):
+            return True
+        return any(self.view.pod(name) is not None for name in cat.TRAIN_PODS + (cat.BUILD_POD,))
 
     def step_preempt(self):
         build = self.view.pod(cat.BUILD_POD)

@@ -226,3 +226,25 @@ def test_pod_state_summarises_for_messages(fixtures, fake_cluster):
     assert state["scheduler"] == "kai-scheduler"
     assert state["last_events"][-1].startswith("Warning Unschedulable: OverLimit: nolimit quota")
     assert view.pod_state("nope") == {"name": "nope", "exists": False}
+
+
+def test_stale_gang_txt_from_another_cluster_does_not_skip_the_gang(tmp_path, fixtures, fake_cluster):
+    """A gang.txt left from an earlier lab must not make step 5 count as done
+    on a cluster that never saw the gang (no gang events, no later pods)."""
+    state = fixtures.sim("04-limit_fix")
+    workdir = fixtures.write_files(tmp_path / "gsb-kai", fixtures.sim("08-report")["files"])
+    cluster = fake_cluster(state)
+    runner = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=0.2)
+    with pytest.raises(StepFailed):
+        runner.run("gang")  # the fake cluster never decides; what matters is it tried
+    assert any(call[0] == "apply" and call[1] == "PodGroup" for call in cluster.writes), cluster.writes
+
+
+def test_check_mode_on_a_blank_lab_reports_changes_without_failing(tmp_path, fake_cluster):
+    cluster = fake_cluster({"pods": [], "podgroups": [], "events": [], "queues": [], "configmaps": {},
+                            "reservation_pods": []})
+    workdir = str(tmp_path / "gsb-kai")
+    for step_id in cat.STEP_IDS[:4]:
+        result = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1, check_mode=True).run(step_id)
+        assert result["files"] == []
+    assert not os.path.exists(workdir)
