@@ -22,6 +22,7 @@ import yaml
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from role_templating import trust
 
 ROOT = Path(__file__).resolve().parents[2]
 KAI = ROOT / "roles" / "kai_scheduler"
@@ -68,20 +69,11 @@ needs_chart = pytest.mark.skipif(
 # --- the role's templating ----------------------------------------------------------
 
 
-def _trust(value):
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {key: _trust(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_trust(item) for item in value]
-    return value
-
 
 def _role_vars(*roles: Path, **overrides) -> dict:
     variables: dict = {}
     for role in roles:
-        variables.update(_trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml"))))
+        variables.update(trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml"))))
     variables.update(overrides)
     return variables
 
@@ -129,7 +121,7 @@ def corrected_by_k3s_tasks(config: dict, version: str, **overrides) -> dict:
     templar = _templar(KAI, kai_scheduler_chart_version_effective=version, **overrides)
     if not templar.evaluate_conditional(trust_as_template(task["when"])):
         return config
-    patch = templar.template(_trust(task["kubernetes.core.k8s"]["definition"]))
+    patch = templar.template(trust(task["kubernetes.core.k8s"]["definition"]))
     return _merge(config, {"spec": patch["spec"]})
 
 

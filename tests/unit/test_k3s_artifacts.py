@@ -15,28 +15,19 @@ import yaml
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from role_templating import trust
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / "roles" / "k3s"
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _trust(value):
-    """Mark strings from the role's YAML as templates, as Ansible does for role files."""
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {key: _trust(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_trust(item) for item in value]
-    return value
-
 
 def _role_vars(machine: str = "x86_64", **overrides) -> dict:
     loader = DataLoader()
     variables: dict = {}
-    variables.update(_trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
-    variables.update(_trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
+    variables.update(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
+    variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
     variables["ansible_facts"] = {"architecture": machine}
     variables.update(overrides)
     return variables

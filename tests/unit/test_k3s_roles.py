@@ -11,6 +11,7 @@ import yaml
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from role_templating import trust
 
 ROOT = Path(__file__).resolve().parents[2]
 FGO = ROOT / "roles" / "fake_gpu_operator"
@@ -18,18 +19,9 @@ KAI = ROOT / "roles" / "kai_scheduler"
 K3S = ROOT / "roles" / "k3s"
 
 
-def _trust(value):
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {key: _trust(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_trust(item) for item in value]
-    return value
-
 
 def _defaults(role: Path) -> dict:
-    return _trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
+    return trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
 
 
 def _templar(*roles: Path, **overrides) -> Templar:
@@ -46,7 +38,7 @@ def _task(role: Path, name_start: str) -> dict:
 
 
 def _render(templar: Templar, value):
-    return templar.template(_trust(value))
+    return templar.template(trust(value))
 
 
 # --- fake-gpu-operator -------------------------------------------------------
