@@ -9,8 +9,8 @@ s=$(date +%s.%N)
 ansible-playbook playbooks/solve.yml > /tmp/kai-lab-bench.log 2>&1 || { cat /tmp/kai-lab-bench.log; exit 1; }
 e=$(date +%s.%N)
 printf '%-28s %8.2f s\n' "solve.yml (whole play)" "$(echo "$e - $s" | bc)"
-sed -n "/Show how long each step took/,/PLAY RECAP/p" /tmp/kai-lab-bench.log | grep -oE "'[a-z_]+: [0-9.]+'" | tr -d "'" \
-  | awk -F': ' '{printf "  step %-20s %8.2f s\n", $1, $2}'
+sed -n "/Show how long each step took/,/PLAY RECAP/p" /tmp/kai-lab-bench.log | grep -oE '[a-z_]+: [0-9.]+ s' \
+  | awk -F'[: ]+' '{printf "  step %-20s %8.2f s\n", $1, $2}'
 kubeconfig="${KAI_LAB_SIM_STATE:-$HOME/.local/state/gsb-kai-lab/sim}/kwok/clusters/kai-lab/kubeconfig.yaml"
 kubectl --kubeconfig "$kubeconfig" -n kai-lab get pod p1 -o json | python3 -c '
 import json, sys, datetime
