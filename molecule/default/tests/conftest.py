@@ -9,9 +9,12 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 
 
+def sim_state():
+    return os.environ.get('KAI_LAB_SIM_STATE') or os.path.expanduser('~/.local/state/gsb-kai-lab/sim')
+
+
 def sim_kubeconfig():
-    state = os.environ.get('KAI_LAB_SIM_STATE') or os.path.expanduser('~/.local/state/gsb-kai-lab/sim')
-    return os.path.join(state, 'kwok', 'clusters', 'kai-lab', 'kubeconfig.yaml')
+    return os.path.join(sim_state(), 'kwok', 'clusters', 'kai-lab', 'kubeconfig.yaml')
 
 
 @pytest.fixture(scope='session')
@@ -29,16 +32,21 @@ def kubectl(host):
     return run
 
 
+def run_playbook(name, *extra, timeout=300):
+    """Run one of the collection's playbooks against the scenario's lab."""
+    # The directory, as molecule passes it: host and group vars live beside the file.
+    inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'))
+    cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture(scope='session')
 def grade_run():
     """Run playbooks/grade.yml against the scenario's lab and return grade.json."""
     def run(lang, output_dir, extra=()):
-        # The directory, as molecule passes it: host and group vars live beside the file.
-        inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'))
-        cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', 'grade.yml'),
-               '-e', 'kai_lab_lang=%s' % lang, '-e', 'kai_lab_grade_dir=%s' % output_dir] + list(extra)
-        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        proc = run_playbook('grade.yml', '-e', 'kai_lab_lang=%s' % lang, '-e', 'kai_lab_grade_dir=%s' % output_dir,
+                            *extra, timeout=120)
         assert proc.returncode == 0 and 'Grade every step' in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
         with open(os.path.join(output_dir, 'grade.json')) as handle:
             return json.load(handle)
