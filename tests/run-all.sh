@@ -17,7 +17,7 @@ stage() {
   fi
 }
 
-stage "ansible-lint (production profile)" ansible-lint --profile production --strict -q
+stage "ansible-lint (production profile)" ansible-lint --offline --profile production --strict -q
 stage "ansible-test sanity" tests/sanity.sh
 stage "unit tests" python -m pytest -q -p no:cacheprovider tests/unit
 stage "molecule scenarios on the sim" tests/molecule.sh
