@@ -136,13 +136,17 @@ class Cluster(object):
             raise ClusterError(_api_error('list %s' % kind, exc))
 
     # ------------------------------------------------------------ writes
-    def apply(self, obj, dry_run=False, force=True):
-        """Server-side apply; returns (changed, resulting object)."""
+    def apply(self, obj, dry_run=False, force=True, field_manager=FIELD_MANAGER):
+        """Server-side apply; returns (changed, resulting object).
+
+        Fields this field manager applied before and leaves out now are
+        removed (server-side apply semantics); other managers' fields stay.
+        """
         api_version, kind = obj['apiVersion'], obj['kind']
         name = obj['metadata']['name']
         namespace = obj['metadata'].get('namespace')
         before = self.get(api_version, kind, name, namespace)
-        query = {'fieldManager': FIELD_MANAGER, 'force': 'true' if force else 'false'}
+        query = {'fieldManager': field_manager, 'force': 'true' if force else 'false'}
         if dry_run:
             query['dryRun'] = 'All'
         try:

@@ -352,3 +352,70 @@ def _victim(message):
 def unschedulable_messages(events, kind, name):
     """Texts of KAI's Unschedulable events for an object, oldest first."""
     return [e.get('message') or '' for e in events_for(events, kind, name) if e.get('reason') == 'Unschedulable']
+
+
+# ---------------------------------------------------------------- reports for the info modules
+
+def queue_definition(name, parent=None, display_name=None, priority=None, resources=None):
+    """A Queue object; resources maps gpu/cpu/memory to {quota, limit, over_quota_weight}.
+
+    A limit given as None is left out, which KAI reads as 0 (nothing beyond
+    0): callers must write -1 for unlimited.
+    """
+    spec = {'resources': {}}
+    for resource, values in (resources or {}).items():
+        entry = {}
+        for key, field in (('quota', 'quota'), ('limit', 'limit'), ('over_quota_weight', 'overQuotaWeight')):
+            if values.get(key) is not None:
+                entry[field] = values[key]
+        spec['resources'][resource] = entry
+    if parent:
+        spec['parentQueue'] = parent
+    if display_name:
+        spec['displayName'] = display_name
+    if priority is not None:
+        spec['priority'] = priority
+    return {'apiVersion': '%s/%s' % (QUEUE_GROUP, QUEUE_VERSION), 'kind': 'Queue',
+            'metadata': {'name': name}, 'spec': spec}
+
+
+def podgroup_report(podgroup, pods, events):
+    """A PodGroup with its reasons, its pods' states and the events of both."""
+    summary = podgroup_summary(podgroup)
+    name = summary['name']
+    members = [p for p in pods if podgroup_name_of_pod(p) == name]
+    related = events_for(events, 'PodGroup', name)
+    for pod in members:
+        related.extend(events_for(events, 'Pod', name_of(pod)))
+    summary['pods'] = [{'name': name_of(p), 'phase': pod_phase(p), 'node': pod_node(p)} for p in members]
+    summary['events'] = [event_summary(e) for e in sorted(related, key=event_time)]
+    return summary
+
+
+def gpu_allocation(pods, configmaps_by_namespace, reservation_namespace=RESERVATION_NAMESPACE):
+    """Who holds which GPU: totals per node, reservation pods and fraction pods.
+
+    configmaps_by_namespace maps namespace -> {ConfigMap name: object}, for
+    resolving fraction pods' NVIDIA_VISIBLE_DEVICES.
+    """
+    nodes = {}
+    for pod in pods:
+        if is_placed(pod) and gpu_limit(pod):
+            nodes[pod_node(pod)] = nodes.get(pod_node(pod), 0) + gpu_limit(pod)
+    reservations = [{'name': name_of(p), 'node': pod_node(p), 'gpu_group': gpu_group(p), 'gpu': reserved_gpu(p),
+                     'phase': pod_phase(p)}
+                    for p in pods if meta(p).get('namespace') == reservation_namespace]
+    fractions = []
+    for pod in pods:
+        if gpu_fraction(pod) is None:
+            continue
+        namespace = meta(pod).get('namespace')
+        fractions.append({'name': name_of(pod), 'namespace': namespace, 'fraction': gpu_fraction(pod),
+                          'phase': pod_phase(pod), 'node': pod_node(pod), 'gpu_group': gpu_group(pod),
+                          'visible_devices': resolve_env(pod, configmaps_by_namespace.get(namespace, {}))})
+    return {
+        'gpu_allocated': gpu_allocated(pods),
+        'by_node': nodes,
+        'reservation_pods': reservations,
+        'fraction_pods': fractions,
+    }

@@ -171,7 +171,7 @@ class FakeCluster(object):
         return items
 
     # ------------------------------------------------------------ writes
-    def apply(self, obj, dry_run=False, force=True):
+    def apply(self, obj, dry_run=False, force=True, field_manager=None):
         kind = obj["kind"]
         name = obj["metadata"]["name"]
         namespace = obj["metadata"].get("namespace")

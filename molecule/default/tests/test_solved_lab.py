@@ -121,3 +121,35 @@ def test_solved_lab_grades_100_and_grading_is_read_only(kubectl, workdir, grade_
         (c['id'], c['message']) for s in grade['steps'] for c in s['checks'] if not c['passed']]
     assert before == after
     assert os.path.exists(os.path.join(workdir, 'grade-junit.xml'))
+
+
+def test_gpu_allocation_info_module_agrees_with_report_json(host, workdir):
+    from conftest import sim_kubeconfig
+    ledger = host.ansible('gsb.kai_lab.kai_gpu_allocation_info', 'kubeconfig=%s' % sim_kubeconfig(), check=False)
+    report = json.loads(host.file(os.path.join(workdir, 'report.json')).content_string)
+    assert ledger['gpu_allocated'] == report['gpu_allocated']
+    assert len(ledger['reservation_pods']) == report['reservation_pods']
+    fr1 = [f for f in ledger['fraction_pods'] if f['name'] == 'fr-1'][0]
+    assert fr1['visible_devices'] == report['shared_gpu'] == ledger['reservation_pods'][0]['gpu']
+
+
+def test_podgroup_info_module_shows_the_overlimit_story_of_nl1(host):
+    from conftest import sim_kubeconfig
+    result = host.ansible('gsb.kai_lab.kai_podgroup_info', 'kubeconfig=%s namespace=%s pod=nl-1' % (sim_kubeconfig(), NS),
+                          check=False)
+    podgroup = result['podgroups'][0]
+    assert podgroup['pods'] == [{'name': 'nl-1', 'phase': 'Running', 'node': 'kai-lab-vm'}]
+    assert any('OverLimit' in e['message'] for e in podgroup['events'])
+
+
+def test_queue_module_in_check_mode_reports_a_diff_and_changes_nothing(host, kubectl):
+    from conftest import sim_kubeconfig
+    before = kubectl('get queue research')['metadata']['resourceVersion']
+    args = 'kubeconfig=%s name=research parent=lab gpu={"quota":2,"limit":3}' % sim_kubeconfig()
+    result = host.ansible('gsb.kai_lab.kai_queue', args, check=True)
+    assert result['changed'] is True
+    assert result['queue']['spec']['resources']['gpu']['limit'] == 3
+    assert kubectl('get queue research')['metadata']['resourceVersion'] == before
+    same = host.ansible('gsb.kai_lab.kai_queue', 'kubeconfig=%s name=research parent=lab gpu={"quota":2,"limit":4}'
+                        % sim_kubeconfig(), check=True)
+    assert same['changed'] is False
