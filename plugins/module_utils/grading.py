@@ -203,6 +203,12 @@ class Grader(object):
             outcome = Outcome(PASSED, evidence=evidence)
         except Outcome as exc:
             outcome = exc
+        except Exception as exc:  # a learner's file of an unexpected shape: a failing check, not a crash
+            what = '%s: %s' % (type(exc).__name__, str(exc)[:160])
+            outcome = Outcome(FAILED, both('its input has an unexpected shape, so it cannot be interpreted (%s); '
+                                           'compare your file with the lab text' % what,
+                                           '입력의 형태가 예상과 달라 해석할 수 없습니다 (%s). 파일을 실습 설명과 비교하세요'
+                                           % what))
         result['status'] = outcome.status
         result['passed'] = outcome.status == PASSED
         result['evidence'] = outcome.evidence
@@ -242,7 +248,7 @@ class Grader(object):
                       text('_file_missing', 'ko', file=file_name, workdir=self.s.workdir)))
         try:
             docs = [d for d in yaml.safe_load_all(raw) if d is not None]
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:
             error = str(exc).replace('\n', ' ')[:200]
             fail(both(text('_file_unreadable', 'en', file=file_name, fmt='YAML', error=error),
                       text('_file_unreadable', 'ko', file=file_name, fmt='YAML', error=error)))
@@ -432,6 +438,9 @@ class Grader(object):
             if victims or self.ran_by_kai(cat.P1):
                 unverified(both('p1 is gone; its events show it ran through KAI but not the whole story',
                                 'p1 이 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'))
+            if self.s.pod(cat.BUILD_POD) is not None and not self.pod_events(cat.P1):
+                unverified(both('p1 is gone (KAI may have evicted it in step 6) and its events have expired',
+                                'p1 이 없고(6단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'))
             fail(both('pod p1 does not exist in %s' % self.s.namespace, '%s 네임스페이스에 p1 파드가 없습니다' % self.s.namespace))
         self.require_running(cat.P1)
         return {'phase': kai.pod_phase(pod), 'node': kai.pod_node(pod), 'podgroup': kai.podgroup_name_of_pod(pod)}
@@ -491,7 +500,12 @@ class Grader(object):
 
     def check_nolimit_reason(self):
         raw = self.text_file(cat.FILES['nolimit'])
-        if kai.REASON_OVER_LIMIT not in raw and kai.OVER_LIMIT_MESSAGE_MARK not in raw:
+        if kai.OVER_LIMIT_MESSAGE_MARK not in raw:
+            if kai.REASON_OVER_LIMIT in raw:
+                fail(both('holds the reason code but not KAI\'s message; copy the whole condition message '
+                          '("... quota has reached the allowable limit of GPUs ...")',
+                          '이유 코드만 있고 KAI의 메시지가 없습니다. 조건 메시지 전체를 복사하세요 '
+                          '("... quota has reached the allowable limit of GPUs ...")'))
             fail(both('does not hold KAI\'s OverLimit reason (got: %s)' % raw[:120],
                       'KAI의 OverLimit 이유가 아닙니다 (내용: %s)' % raw[:120]))
         evidence = self.over_limit_evidence()
@@ -563,12 +577,15 @@ class Grader(object):
         by_build = [e for e in evictions if ('pg-%s-' % cat.BUILD_POD) in e['message'] or cat.BUILD_POD in e['message']]
         if by_build:
             victim = by_build[-1]['victim']
-            if self.s.pod(victim) is not None:
+            remaining = self.s.pod(victim)
+            if remaining is not None and not kai.meta(remaining).get('deletionTimestamp'):
                 fail(both('%s was marked for eviction but still exists' % victim,
                           '%s 이(가) 밀려나야 했지만 아직 있습니다' % victim))
             return {'victim': victim, 'event': by_build[-1]['message']}
         trains_gone = [n for n in cat.TRAIN_PODS if self.s.pod(n) is None]
-        if self.s.pod(cat.BUILD_POD) is not None and trains_gone and not self.s.events:
+        step6_events = [e for name in (cat.BUILD_POD,) + cat.TRAIN_PODS for e in self.pod_events(name)]
+        if self.s.pod(cat.BUILD_POD) is not None and trains_gone and not step6_events:
+            # bd-1 runs and a train pod is gone, but the events of step 6 have expired.
             unverified(both('no events are left to show who removed %s' % ', '.join(trains_gone),
                             '%s 을(를) 누가 지웠는지 보여줄 이벤트가 남아 있지 않습니다' % ', '.join(trains_gone)))
         fail(both('no Evict event from KAI for a train pod of research; bd-1 did not preempt anything '
@@ -634,12 +651,16 @@ class Grader(object):
                       text('_file_missing', 'ko', file=cat.FILES['report'], workdir=self.s.workdir)))
         try:
             report = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             fail(both(text('_file_unreadable', 'en', file=cat.FILES['report'], fmt='JSON', error=str(exc)),
                       text('_file_unreadable', 'ko', file=cat.FILES['report'], fmt='JSON', error=str(exc))))
         if not isinstance(report, dict):
             fail(both('the top level is not a JSON object', '최상위가 JSON 객체가 아닙니다'))
         return report
+
+    def device_ids(self):
+        """Every GPU id this cluster has handed out (reservation pods' annotations)."""
+        return set(kai.reserved_gpu(p) for p in self.s.all_pods if kai.reserved_gpu(p))
 
     def check_report_file(self):
         report = self.report_claims()
@@ -671,7 +692,8 @@ class Grader(object):
         }
         evidence = {'report': report, 'cluster': actual}
         claimed_gpu = report.get('shared_gpu')
-        if actual['shared_gpu'] and claimed_gpu and claimed_gpu != actual['shared_gpu']:
+        if actual['shared_gpu'] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
+                and claimed_gpu != actual['shared_gpu'] and claimed_gpu not in self.device_ids():
             values = dict(claimed=claimed_gpu, actual=actual['shared_gpu'])
             fail(both(text('report.values', 'en', 'copied', **values), text('report.values', 'ko', 'copied', **values)),
                  evidence)

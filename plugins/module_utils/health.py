@@ -23,13 +23,16 @@ def probe_urls(urls, timeout=2):
     return result
 
 
-def deployments_ready(cluster, namespace):
-    """name -> True when a Deployment has all its replicas ready (k3s: KAI's operator output)."""
+def deployments_ready(cluster, namespace, expected=()):
+    """name -> True when a Deployment has all its replicas ready (k3s: KAI's operator output).
+
+    An expected Deployment that does not exist is reported as not ready.
+    """
     try:
         deployments = cluster.list('apps/v1', 'Deployment', namespace)
     except ClusterError:
         return {}
-    result = {}
+    result = dict((name, False) for name in expected)
     for deployment in deployments:
         status = deployment.get('status') or {}
         wanted = (deployment.get('spec') or {}).get('replicas', 1)

@@ -349,7 +349,7 @@ class StepRunner(object):
 
     def gang_pod_names(self):
         if cat.job_gang_supported(self.kai_version):
-            return sorted(kai.name_of(p) for p in self.view.pods(label_selector='job-name=%s' % cat.GANG))
+            return sorted(kai.name_of(p) for p in self.view.pods(self.namespace, label_selector='job-name=%s' % cat.GANG))
         return ['%s-%d' % (cat.GANG, i) for i in range(cat.GANG_SIZE)]
 
     def step_gang(self):
@@ -424,14 +424,14 @@ class StepRunner(object):
             if self.view.pod(pod['metadata']['name']) is None:
                 self.apply(pod)
         self.wait_pods(list(cat.TRAIN_PODS), 'Running', 'tr-1 and tr-2 to fill the GPUs')
-        before = set(kai.name_of(p) for p in self.view.pods() if kai.pod_queue(p) == 'research')
+        before = set(kai.name_of(p) for p in self.view.pods(self.namespace) if kai.pod_queue(p) == 'research')
         if build is None:
             self.apply(cat.build_pod(self.namespace))
         self.wait_pods([cat.BUILD_POD], 'Running', 'bd-1 to run by preempting a train pod')
         if self.check_mode:
             self.evidence = {}
             return
-        after = set(kai.name_of(p) for p in self.view.pods() if kai.pod_queue(p) == 'research')
+        after = set(kai.name_of(p) for p in self.view.pods(self.namespace) if kai.pod_queue(p) == 'research')
         gone = sorted(before - after)
         evicted = self.evicted_pods()
         if len(gone) != 1 or gone[0] not in evicted:

@@ -28,6 +28,15 @@ def read_pid(pid_file):
         return None
 
 
+def start_time(pid):
+    """When the process started, in clock ticks since boot (/proc/<pid>/stat field 22), or None."""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            return handle.read().rsplit(')', 1)[1].split()[19]
+    except (IOError, OSError, IndexError):
+        return None
+
+
 def process_cmdline(pid):
     """The argv of a live, non-zombie process, or None."""
     try:
@@ -62,6 +71,15 @@ def running_pid(pid_file, argv=None):
         expected = os.path.basename(pid_file)[:-len('.pid')] if pid_file.endswith('.pid') else None
     if expected and os.path.basename(cmdline[0]) != os.path.basename(expected):
         return None
+    # A pid reused by another run of the same program (say, python) after a
+    # crash or reboot differs in its start time.
+    try:
+        with open(pid_file + '.start') as handle:
+            recorded = handle.read().strip()
+    except (IOError, OSError):
+        recorded = None
+    if recorded and recorded != start_time(pid):
+        return None
     return pid
 
 
@@ -87,6 +105,8 @@ def start(argv, pid_file, log_file, env=None, cwd=None):
         proc = subprocess.Popen(
             argv, stdin=devnull, stdout=log, stderr=subprocess.STDOUT,
             env=full_env, cwd=cwd, start_new_session=True, close_fds=True)
+    with open(pid_file + '.start', 'w') as handle:
+        handle.write('%s\n' % (start_time(proc.pid) or ''))
     with open(pid_file + '.tmp', 'w') as handle:
         handle.write('%d\n' % proc.pid)
     os.rename(pid_file + '.tmp', pid_file)
@@ -108,7 +128,7 @@ def stop(pid_file, timeout=10.0, argv=None):
         if process_cmdline(pid):
             os.kill(pid, signal.SIGKILL)
         stopped = True
-    for path in (pid_file, pid_file + '.argv'):
+    for path in (pid_file, pid_file + '.argv', pid_file + '.start'):
         if os.path.exists(path):
             os.remove(path)
     return stopped

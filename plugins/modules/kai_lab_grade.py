@@ -55,6 +55,11 @@ options:
     description: Namespace of KAI's Deployments, read when O(health_urls) is empty.
     type: str
     default: kai-scheduler
+  kai_deployments:
+    description: KAI Deployments that must exist and be ready in O(kai_namespace), when O(health_urls) is empty.
+    type: list
+    elements: str
+    default: []
   output_dir:
     description: Where grade.json and grade-junit.xml are written; defaults to O(workdir).
     type: path
@@ -147,6 +152,7 @@ def main():
         kai_version=dict(type='str', default='v0.18.6'),
         health_urls=dict(type='dict', default={}),
         kai_namespace=dict(type='str', default='kai-scheduler'),
+        kai_deployments=dict(type='list', elements='str', default=[]),
         output_dir=dict(type='path'),
         time_limit=dict(type='int', default=30),
     )
@@ -166,7 +172,7 @@ def main():
     if params['health_urls']:
         health = probe_urls(params['health_urls'])
     else:
-        health = deployments_ready(cluster, params['kai_namespace'])
+        health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
     snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health)
     grader = Grader(snapshot, lang=params['lang'], deadline=deadline, kai_version=params['kai_version'])
     grader._deadline_seconds = params['time_limit']

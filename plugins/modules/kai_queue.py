@@ -14,8 +14,9 @@ short_description: Ensure a KAI-Scheduler Queue (scheduling.run.ai/v2) is presen
 version_added: "0.1.0"
 description:
   - Creates or updates a KAI-Scheduler Queue with server-side apply, or deletes it.
-  - Only the fields given are managed (server-side apply with field manager
-    C(gsb.kai_lab.kai_queue)); fields set by others stay. A resource limit that is not given is
+  - Only the fields given change. A new Queue is created with server-side
+    apply (field manager C(gsb.kai_lab.kai_queue)); an existing one gets a
+    merge patch of just those fields, so everything else in it stays. A resource limit that is not given is
     not written, and KAI reads an unwritten limit as 0 (nothing may run beyond
     it); the module warns when it creates a queue that way. Use V(-1) for
     unlimited.
@@ -121,7 +122,7 @@ summary:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, comparable
 
 RESOURCE_OPTIONS = dict(quota=dict(type='float'), limit=dict(type='float'), over_quota_weight=dict(type='float'))
 QUEUE_API = '%s/%s' % (kai.QUEUE_GROUP, kai.QUEUE_VERSION)
@@ -159,7 +160,13 @@ def main():
         resources = dict((r, _numbers(params[r])) for r in ('gpu', 'cpu', 'memory') if params[r])
         wanted = kai.queue_definition(params['name'], params['parent'], params['display_name'],
                                       params['priority'], resources)
-        changed, after = cluster.apply(wanted, dry_run=module.check_mode, field_manager=FIELD_MANAGER)
+        if before is None:
+            changed, after = cluster.apply(wanted, dry_run=module.check_mode, field_manager=FIELD_MANAGER)
+        else:
+            # A merge patch of just the given fields: everything else in the Queue stays as it is.
+            after = cluster.patch(QUEUE_API, 'Queue', params['name'], {'spec': wanted['spec']},
+                                  dry_run=module.check_mode)
+            changed = comparable(before) != comparable(after)
     except ClusterError as exc:
         module.fail_json(msg='queue %s: %s' % (params['name'], exc))
     if before is None:

@@ -462,3 +462,40 @@ def test_summary_table(grade, fixtures):
     rows = summary_table(grade({}, {})[0])
     assert rows[-1] == "score 0.0%% (0/%d points), NOT PASSED" % total
     assert sum(1 for r in rows if " FAIL " in r) == 17
+
+
+@pytest.mark.parametrize("name,content", [
+    ("queues.yaml", "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: lab}\nspec: {resources: {gpu: 4}}\n"),
+    ("queues.yaml", "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: lab\n"),
+    ("queues.yaml", "a: 2020-13-45\n"),
+    ("p1.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p1, labels: [a]}\n"
+                "spec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: one}}}]}\n"),
+    ("p1.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\nspec: {containers: {name: a}}\n"),
+    ("report.json", "[" * 100000),
+])
+def test_files_of_unexpected_shape_fail_their_checks_instead_of_crashing(grade, fixtures, name, content):
+    state, files = solved(fixtures)
+    files[name] = content
+    result, _ = grade(state, files)
+    failed = ids_with(result, FAILED)
+    assert failed, "a malformed %s must fail a check" % name
+    assert all(c["message"] for c in checks(result).values() if c["status"] == FAILED)
+
+
+def test_expired_step6_events_leave_preempt_unverified_not_failed(grade, fixtures):
+    """An hour after step 6 the Evict event is gone while later events remain."""
+    state, files = solved(fixtures)
+    state["events"] = [e for e in state["events"] if e["involvedObject"]["name"].startswith("fr-")]
+    result, _ = grade(state, files)
+    assert checks(result)["preempt.evicted"]["status"] == UNVERIFIED
+    assert checks(result)["preempt.build_running"]["status"] == PASSED
+
+
+def test_a_mistyped_shared_gpu_is_not_called_copied(grade, fixtures):
+    state, files = solved(fixtures)
+    report = json.loads(files["report.json"])
+    report["shared_gpu"] = "0"
+    files["report.json"] = json.dumps(report)
+    result, _ = grade(state, files)
+    message = checks(result)["report.values"]["message"]
+    assert "not computed from this cluster" not in message and "shared_gpu is '0'" in message

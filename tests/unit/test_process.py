@@ -197,3 +197,20 @@ def test_tail_returns_the_last_lines(tmp_path):
     path.write_text("".join("line %d\n" % i for i in range(100)))
     assert process.tail(str(path), 3) == ["line 97", "line 98", "line 99"]
     assert process.tail(str(tmp_path / "missing"), 3) == []
+
+
+def test_a_reused_pid_of_the_same_program_is_not_ours(tmp_path):
+    """Same program name, different start time: a later process that got the
+    recorded pid (after a crash or reboot) is neither 'running' nor killed."""
+    pid_file = str(tmp_path / "python.pid")
+    with open(pid_file, "w") as handle:
+        handle.write("%d\n" % os.getpid())
+    with open(pid_file + ".start", "w") as handle:
+        handle.write("1\n")  # not this process's start time
+    assert process.running_pid(pid_file, [sys.executable]) is None
+    assert process.stop(pid_file, argv=[sys.executable]) is False
+    with open(pid_file + ".start", "w") as handle:
+        handle.write("%s\n" % process.start_time(os.getpid()))
+    with open(pid_file, "w") as handle:
+        handle.write("%d\n" % os.getpid())
+    assert process.running_pid(pid_file, [sys.executable]) == os.getpid()

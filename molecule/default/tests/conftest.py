@@ -36,7 +36,8 @@ def run_playbook(name, *extra, timeout=300):
     """Run one of the collection's playbooks against the scenario's lab."""
     # The directory, as molecule passes it: host and group vars live beside the file.
     inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'))
+    # Plain text to assert on: molecule forces colour for its own runs.
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1')
     cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
