@@ -7,20 +7,32 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import threading
+
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 
 
 def probe_urls(urls, timeout=2):
-    """name -> True when GET url answers 200 within timeout (sim: local processes)."""
+    """name -> True when GET url answers 200 within timeout (sim: local processes).
+
+    The probes run side by side, so all of them together take one timeout at most.
+    """
     result = {}
-    for name, url in sorted(urls.items()):
+
+    def probe(name, url):
         try:
             result[name] = open_url(url, method='GET', timeout=timeout).getcode() == 200
         except Exception:  # refused, timed out, 5xx: all mean "not serving"
             result[name] = False
-    return result
+
+    threads = [threading.Thread(target=probe, args=item) for item in sorted(urls.items())]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout + 1)
+    return dict((name, result.get(name, False)) for name in urls)
 
 
 def deployments_ready(cluster, namespace, expected=()):

@@ -73,7 +73,7 @@ def kind_path(api_version, kind, namespace=None, name=None):
 class Cluster(object):
     """Requests against one API server."""
 
-    def __init__(self, kubeconfig=None, context=None, request_timeout=10):
+    def __init__(self, kubeconfig=None, context=None, request_timeout=10, retries=1):
         if not HAS_KUBERNETES:
             raise ClusterError('the kubernetes Python library is not installed')
         configuration = k8s_client.Configuration()
@@ -84,8 +84,8 @@ class Cluster(object):
             raise ClusterError('cannot load kubeconfig %s: %s. Provision the lab first '
                                '(ansible-playbook playbooks/provision.yml) or set kai_lab_kubeconfig.'
                                % (kubeconfig or '~/.kube/config', exc))
-        # Fail fast: one retry, not urllib3's default three with backoff.
-        configuration.retries = 1
+        # Fail fast: one retry at most, not urllib3's default three with backoff.
+        configuration.retries = retries
         self.host = configuration.host
         self.api = k8s_client.ApiClient(configuration)
         self.timeout = request_timeout

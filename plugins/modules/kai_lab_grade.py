@@ -164,8 +164,11 @@ def main():
     from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, HAS_KUBERNETES
     if not HAS_KUBERNETES:
         connect(module)  # fails with missing_required_lib
+    # Reads share the grade's time budget: an API server that accepts
+    # connections but never answers must not use it all up.
+    request_timeout = max(1, min(params['request_timeout'], params['time_limit'] // 6))
     try:
-        cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'])
+        cluster = Cluster(params['kubeconfig'], params['context'], request_timeout, retries=0)
     except ClusterError as exc:
         cluster = _Unreachable(str(exc))
 
