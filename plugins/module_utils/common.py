@@ -7,10 +7,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import traceback
+
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import (
     HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Cluster, ClusterError)
+
+# The solver and the grader read the learner's YAML.
+try:
+    import yaml
+    HAS_YAML = yaml is not None
+    YAML_IMPORT_ERROR = None
+except ImportError:
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = traceback.format_exc()
 
 CONNECTION_ARGS = dict(
     kubeconfig=dict(type='path'),
@@ -19,10 +30,17 @@ CONNECTION_ARGS = dict(
 )
 
 
-def connect(module):
-    """A Cluster for the module's connection options, or fail_json with why not."""
+def require_libraries(module):
+    """fail_json naming the third-party library that is missing, if any."""
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_IMPORT_ERROR)
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib('PyYAML'), exception=YAML_IMPORT_ERROR)
+
+
+def connect(module):
+    """A Cluster for the module's connection options, or fail_json with why not."""
+    require_libraries(module)
     try:
         return Cluster(module.params['kubeconfig'], module.params['context'], module.params['request_timeout'])
     except ClusterError as exc:

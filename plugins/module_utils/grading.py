@@ -20,9 +20,8 @@ import time
 
 try:
     import yaml
-    HAS_YAML = True
-except ImportError:
-    HAS_YAML = False
+except ImportError:  # reported by common.require_libraries before any use
+    yaml = None
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog as cat
@@ -150,10 +149,11 @@ class Snapshot(object):
 class Grader(object):
     """Runs every check against one snapshot."""
 
-    def __init__(self, snapshot, lang='ko', deadline=None, kai_version='v0.18.6'):
+    def __init__(self, snapshot, lang='ko', deadline=None, kai_version='v0.18.6', time_limit=None):
         self.s = snapshot
         self.lang = lang
         self.deadline = deadline
+        self.time_limit = time_limit
         self.kai_version = kai_version
 
     # ------------------------------------------------------------ plumbing
@@ -197,7 +197,7 @@ class Grader(object):
         try:
             # Checks of the learner's files alone take no time: they always run.
             if self.deadline is not None and time.monotonic() > self.deadline and check_id not in FILE_ONLY:
-                raise Outcome(UNVERIFIED, message_key='_timeout', values={'seconds': self.deadline_seconds})
+                raise Outcome(UNVERIFIED, message_key='_timeout', values={'seconds': self.time_limit})
             if self.s.error and check_id not in FILE_ONLY and check_id != 'environment.kai_components':
                 raise Outcome(FAILED, message_key='_cluster', values={'error': self.s.error})
             evidence = getattr(self, 'check_' + check_id.replace('.', '_'))()
@@ -220,10 +220,6 @@ class Grader(object):
             result['message'], result['hint'] = self.words(check_id, outcome)
         result['duration'] = round(time.monotonic() - started, 4)
         return result
-
-    @property
-    def deadline_seconds(self):
-        return getattr(self, '_deadline_seconds', 0)
 
     def words(self, check_id, outcome):
         if outcome.message_key == '_cluster':
@@ -684,13 +680,7 @@ class Grader(object):
 
     def check_report_values(self):
         report = self.report_claims()
-        fr1 = self.s.pod(cat.FRACTION_PODS[0])
-        actual = {
-            'gpu_allocated': kai.gpu_allocated(self.s.all_pods),
-            'reservation_pods': len([p for p in self.s.all_pods
-                                     if kai.meta(p).get('namespace') == kai.RESERVATION_NAMESPACE]),
-            'shared_gpu': kai.resolve_env(fr1, self.s.configmaps) if fr1 else None,
-        }
+        actual = cat.report(self.s.all_pods, self.s.namespace, self.s.configmaps)
         evidence = {'report': report, 'cluster': actual}
         claimed_gpu = report.get('shared_gpu')
         if actual['shared_gpu'] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \

@@ -86,6 +86,17 @@ STEPS = [
 REPORT_KEYS = ('gpu_allocated', 'reservation_pods', 'shared_gpu')
 
 
+def report(all_pods, namespace, configmaps):
+    """Step 8's three values from the cluster: all pods (every namespace) and
+    the lab namespace's ConfigMaps fr-1's environment refers to."""
+    fr1 = [p for p in all_pods if kai.name_of(p) == FRACTION_PODS[0] and kai.meta(p).get('namespace') == namespace]
+    return {
+        'gpu_allocated': kai.gpu_allocated(all_pods),
+        'reservation_pods': len(kai.reservation_pods(all_pods)),
+        'shared_gpu': kai.resolve_env(fr1[0], configmaps) if fr1 else None,
+    }
+
+
 def step(step_id):
     for entry in STEPS:
         if entry['id'] == step_id:

@@ -20,9 +20,8 @@ import time
 
 try:
     import yaml
-    HAS_YAML = True
-except ImportError:
-    HAS_YAML = False
+except ImportError:  # reported by common.require_libraries before any use
+    yaml = None
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog as cat
@@ -85,14 +84,8 @@ class LabView(object):
 
     def report(self):
         """The three values of step 8, computed from the cluster now."""
-        all_pods = self.pods()
-        reservations = [p for p in all_pods if kai.meta(p).get('namespace') == kai.RESERVATION_NAMESPACE]
         fr1 = self.pod(cat.FRACTION_PODS[0])
-        return {
-            'gpu_allocated': kai.gpu_allocated(all_pods),
-            'reservation_pods': len(reservations),
-            'shared_gpu': self.visible_devices(fr1) if fr1 else None,
-        }
+        return cat.report(self.pods(), self.namespace, self.configmaps(fr1) if fr1 else {})
 
     def pod_state(self, name):
         """A short description of a pod for messages and evidence."""
@@ -109,7 +102,7 @@ class LabView(object):
                                 for e in events[-3:]]
         return state
 
-    def diagnose(self, name, want='Running'):
+    def diagnose(self, name):
         """The likely cause of a pod not reaching want, in words a learner can act on."""
         pod = self.pod(name)
         if pod is None:

@@ -126,10 +126,10 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, require_libraries
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import Grader, Snapshot, junit_xml, summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
 
 
 class _Unreachable(object):
@@ -161,9 +161,7 @@ def main():
     params = module.params
     deadline = time.monotonic() + params['time_limit']
 
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, HAS_KUBERNETES
-    if not HAS_KUBERNETES:
-        connect(module)  # fails with missing_required_lib
+    require_libraries(module)
     # Reads share the grade's time budget: an API server that accepts
     # connections but never answers must not use it all up.
     request_timeout = max(1, min(params['request_timeout'], params['time_limit'] // 6))
@@ -177,8 +175,8 @@ def main():
     else:
         health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
     snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health)
-    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, kai_version=params['kai_version'])
-    grader._deadline_seconds = params['time_limit']
+    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, kai_version=params['kai_version'],
+                    time_limit=params['time_limit'])
     grade = grader.run()
     grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 

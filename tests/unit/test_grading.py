@@ -36,9 +36,7 @@ def grade(tmp_path, fake_cluster, fixtures):
         counter["n"] += 1
         workdir = fixtures.write_files(tmp_path / ("w%d" % counter["n"]), files)
         snapshot = Snapshot(cluster or fake_cluster(state), NS, workdir, health=health)
-        grader = Grader(snapshot, lang=lang, deadline=deadline, kai_version=kai_version)
-        if deadline_seconds is not None:
-            grader._deadline_seconds = deadline_seconds  # as kai_lab_grade does
+        grader = Grader(snapshot, lang=lang, deadline=deadline, kai_version=kai_version, time_limit=deadline_seconds)
         return grader.run(), workdir
 
     return run
