@@ -21,9 +21,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog as cat  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils import steps  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_steps import PODGROUP_API, QUEUE_API, StepRunner  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import gpu_pod  # noqa: E402
 
 
 def strip(obj):
@@ -33,19 +35,19 @@ def strip(obj):
 
 def snapshot(cluster, namespace):
     pods = [strip(p) for p in cluster.list('v1', 'Pod', namespace)]
-    reservation = [strip(p) for p in cluster.list('v1', 'Pod', kai.RESERVATION_NAMESPACE)]
+    reservation = [strip(p) for p in cluster.list('v1', 'Pod', kai_gpu.RESERVATION_NAMESPACE)]
     configmaps = {}
     for pod in pods:
-        for name in kai.shared_gpu_configmap_names(pod):
+        for name in kai_gpu.shared_gpu_configmap_names(pod):
             cm = cluster.get('v1', 'ConfigMap', name, namespace)
             if cm:
                 configmaps[name] = strip(cm)
     return {
         'pods': pods,
         'reservation_pods': reservation,
-        'podgroups': [strip(p) for p in cluster.list(PODGROUP_API, 'PodGroup', namespace)],
+        'podgroups': [strip(p) for p in cluster.list(kai.PODGROUP_API, 'PodGroup', namespace)],
         'events': [strip(e) for e in cluster.list('v1', 'Event', namespace)],
-        'queues': [strip(q) for q in cluster.list(QUEUE_API, 'Queue')],
+        'queues': [strip(q) for q in cluster.list(kai.QUEUE_API, 'Queue')],
         'configmaps': configmaps,
     }
 
@@ -65,7 +67,7 @@ def main():
     args = parser.parse_args()
     cluster = Cluster(args.kubeconfig)
     workdir = tempfile.mkdtemp(prefix='kai-lab-fixtures-')
-    for number, step_id in enumerate(cat.STEP_IDS, 1):
+    for number, step_id in enumerate(steps.STEP_IDS, 1):
         runner = StepRunner(cluster, args.namespace, workdir, args.kai_version)
         result = runner.run(step_id)
         data = snapshot(cluster, args.namespace)
@@ -74,14 +76,14 @@ def main():
         save('%02d-%s.json' % (number, step_id), data)
 
     # Common mistake 2: a fraction together with a GPU limit.
-    bad = cat.gpu_pod('fr-bad', args.namespace, 'research', gpus=1, annotations={kai.FRACTION_ANNOTATION: '0.5'})
+    bad = gpu_pod('fr-bad', args.namespace, 'research', gpus=1, annotations={kai_gpu.FRACTION_ANNOTATION: '0.5'})
     try:
         cluster.apply(bad, dry_run=True)
         denial = None
     except ClusterError as exc:
         denial = str(exc)
     # Common mistake 1: no schedulerName; the default scheduler places it.
-    plain = cat.gpu_pod('no-kai', args.namespace, 'research', gpus=0)
+    plain = gpu_pod('no-kai', args.namespace, 'research', gpus=0)
     del plain['spec']['schedulerName']
     cluster.apply(plain)
     for _ in range(40):

@@ -16,25 +16,17 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import (
 
 # The solver and the grader read the learner's YAML.
 try:
-    import yaml
-    HAS_YAML = yaml is not None
+    import yaml  # noqa: F401 pylint: disable=unused-import
     YAML_IMPORT_ERROR = None
 except ImportError:
-    HAS_YAML = False
     YAML_IMPORT_ERROR = traceback.format_exc()
-
-CONNECTION_ARGS = dict(
-    kubeconfig=dict(type='path'),
-    context=dict(type='str'),
-    request_timeout=dict(type='int', default=10),
-)
 
 
 def require_libraries(module):
     """fail_json naming the third-party library that is missing, if any."""
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_IMPORT_ERROR)
-    if not HAS_YAML:
+    if YAML_IMPORT_ERROR:
         module.fail_json(msg=missing_required_lib('PyYAML'), exception=YAML_IMPORT_ERROR)
 
 

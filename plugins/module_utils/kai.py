@@ -4,29 +4,22 @@
 """What KAI-Scheduler means by its objects, as pure functions over dicts.
 
 Knows KAI, not the lab: queues, PodGroups and their scheduling conditions,
-the events KAI leaves, and who holds which GPU. Everything here takes plain
-Kubernetes objects (as returned by the API, JSON-decoded) so it can be tested
-against objects recorded from a real cluster.
+the events KAI leaves (who holds which GPU is in kai_gpu.py). Everything here
+takes plain Kubernetes objects (as returned by the API, JSON-decoded) so it
+can be tested against objects recorded from a real cluster.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-GPU_RESOURCE = 'nvidia.com/gpu'
-QUEUE_GROUP = 'scheduling.run.ai'
-QUEUE_VERSION = 'v2'
-PODGROUP_VERSION = 'v2alpha2'
+# The API versions of KAI's objects, the only place they are written.
+QUEUE_API = 'scheduling.run.ai/v2'
+PODGROUP_API = 'scheduling.run.ai/v2alpha2'
 QUEUE_LABEL = 'kai.scheduler/queue'
 SCHEDULER_NAME = 'kai-scheduler'
 PODGROUP_ANNOTATION = 'pod-group-name'
-FRACTION_ANNOTATION = 'gpu-fraction'
-SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
-GPU_GROUP_LABEL = 'runai-gpu-group'
-RESERVATION_NAMESPACE = 'kai-resource-reservation'
-RESERVATION_GPU_ANNOTATION = 'run.ai/reserve_for_gpu_index'
 BATCH_MIN_MEMBER_ANNOTATION = 'kai.scheduler/batch-min-member'
-VISIBLE_DEVICES = 'NVIDIA_VISIBLE_DEVICES'
 UNLIMITED = -1
 
 # Reason codes KAI writes into PodGroup.status.schedulingConditions[].reasons[].
@@ -37,8 +30,11 @@ REASON_NON_PREEMPTIBLE_OVER_QUOTA = 'NonPreemptibleOverQuota'
 # while 3 are required for gang scheduling".
 GANG_MESSAGE_MARK = 'required for gang scheduling'
 OVER_LIMIT_MESSAGE_MARK = 'quota has reached the allowable limit of GPUs'
-FRACTION_WITH_GPU_LIMIT_DENIAL = 'cannot have both GPU fraction request and whole GPU resource request/limit'
-GPU_SHARING_DISABLED_DENIAL = 'while GPU sharing is disabled'
+
+
+def gang_message_requires(text, size):
+    """Whether KAI's gang message in text says size pods are required."""
+    return ('while %d are required' % size) in text
 
 
 def meta(obj):
@@ -57,7 +53,47 @@ def annotations(obj):
     return meta(obj).get('annotations') or {}
 
 
+# ---------------------------------------------------------------- versions
+
+def version_tuple(version):
+    """'v0.18.6' -> (0, 18, 6); unknown parts count as 0."""
+    parts = []
+    for part in str(version or '').lstrip('vV').split('-', maxsplit=1)[0].split('.')[:3]:
+        try:
+            parts.append(int(part))
+        except ValueError:
+            parts.append(0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def version_at_least(version, minimum):
+    """Whether KAI version (a string like 'v0.14.7') is minimum (a tuple) or later."""
+    return version_tuple(version) >= minimum
+
+
 # ---------------------------------------------------------------- queues
+
+def queue_definition(name, parent=None, display_name=None, priority=None, resources=None):
+    """A Queue object; resources maps gpu/cpu/memory to {quota, limit, over_quota_weight}.
+
+    A limit given as None is left out, which KAI reads as 0 (nothing beyond
+    0): callers must write -1 for unlimited.
+    """
+    spec = {'resources': {}}
+    for resource, values in (resources or {}).items():
+        entry = {}
+        for key, field in (('quota', 'quota'), ('limit', 'limit'), ('over_quota_weight', 'overQuotaWeight')):
+            if values.get(key) is not None:
+                entry[field] = values[key]
+        spec['resources'][resource] = entry
+    if parent:
+        spec['parentQueue'] = parent
+    if display_name:
+        spec['displayName'] = display_name
+    if priority is not None:
+        spec['priority'] = priority
+    return {'apiVersion': QUEUE_API, 'kind': 'Queue', 'metadata': {'name': name}, 'spec': spec}
+
 
 def queue_resource(queue, resource='gpu'):
     """quota, limit and overQuotaWeight of one resource of a Queue.
@@ -69,10 +105,10 @@ def queue_resource(queue, resource='gpu'):
     spec = ((queue or {}).get('spec') or {}).get('resources') or {}
     res = spec.get(resource) or {}
     return {
-        'quota': _number(res.get('quota', 0)),
-        'limit': _number(res.get('limit', 0)),
+        'quota': number(res.get('quota', 0)),
+        'limit': number(res.get('limit', 0)),
         'limit_set': 'limit' in res,
-        'over_quota_weight': _number(res.get('overQuotaWeight', 1)),
+        'over_quota_weight': number(res.get('overQuotaWeight', 1)),
     }
 
 
@@ -94,14 +130,15 @@ def effective_gpu_limit(queue):
     return None if limit == UNLIMITED else limit
 
 
-def _number(value):
+def number(value):
+    """A number written as a string or float, as an int when whole; other values unchanged."""
     if isinstance(value, bool):
         return value
     try:
-        number = float(value)
+        parsed = float(value)
     except (TypeError, ValueError):
         return value
-    return int(number) if number == int(number) else number
+    return int(parsed) if parsed == int(parsed) else parsed
 
 
 # ---------------------------------------------------------------- pods
@@ -125,98 +162,6 @@ def podgroup_name_of_pod(pod):
 
 def pod_queue(pod):
     return labels(pod).get(QUEUE_LABEL)
-
-
-def gpu_limit(pod):
-    """Whole GPUs a pod asks for: the sum of its containers' nvidia.com/gpu limits."""
-    total = 0
-    for container in ((pod or {}).get('spec') or {}).get('containers') or []:
-        value = ((container.get('resources') or {}).get('limits') or {}).get(GPU_RESOURCE)
-        if value is not None:
-            total += int(_number(value))
-    return total
-
-
-def gpu_fraction(pod):
-    value = annotations(pod).get(FRACTION_ANNOTATION)
-    return None if value is None else _number(value)
-
-
-def is_placed(pod):
-    """Counted by the node's ledger: bound to a node and Pending or Running."""
-    return bool(pod_node(pod)) and pod_phase(pod) in ('Pending', 'Running') \
-        and not meta(pod).get('deletionTimestamp')
-
-
-def gpu_allocated(pods):
-    """Sum of nvidia.com/gpu limits of placed pods (the lab's definition).
-
-    Fraction pods carry no such limit; the reservation pod that holds their
-    card does, so the shared card is counted once.
-    """
-    return sum(gpu_limit(pod) for pod in pods if is_placed(pod))
-
-
-def reservation_pods(pods, namespace=RESERVATION_NAMESPACE):
-    return [pod for pod in pods if meta(pod).get('namespace') == namespace]
-
-
-def gpu_group(pod):
-    """The GPU group KAI's binder put a fraction pod (and its reservation pod) in."""
-    return labels(pod).get(GPU_GROUP_LABEL)
-
-
-def reserved_gpu(reservation_pod):
-    """The device id the GPU holder wrote on a reservation pod."""
-    return annotations(reservation_pod).get(RESERVATION_GPU_ANNOTATION)
-
-
-def env_source(pod, variable=VISIBLE_DEVICES):
-    """Where a pod's variable comes from: ('value', v), ('configmap', name, key) or None.
-
-    Looks at every container, first match wins; KAI puts it on the fraction
-    container (container 0 unless annotated otherwise).
-    """
-    for container in ((pod or {}).get('spec') or {}).get('containers') or []:
-        for env in container.get('env') or []:
-            if env.get('name') != variable:
-                continue
-            if 'value' in env:
-                return ('value', env['value'])
-            ref = (env.get('valueFrom') or {}).get('configMapKeyRef')
-            if ref:
-                return ('configmap', ref.get('name'), ref.get('key'))
-    return None
-
-
-def resolve_env(pod, configmaps, variable=VISIBLE_DEVICES):
-    """A pod's variable resolved through its ConfigMap reference, without exec.
-
-    configmaps maps ConfigMap name to object, in the pod's namespace.
-    Returns None when the pod has no such variable or the value is not
-    there yet (the binder fills the ConfigMap just before binding).
-    """
-    source = env_source(pod, variable)
-    if source is None:
-        return None
-    if source[0] == 'value':
-        return source[1]
-    configmap = configmaps.get(source[1])
-    if configmap is None:
-        return None
-    return (configmap.get('data') or {}).get(source[2])
-
-
-def shared_gpu_configmap_names(pod):
-    """ConfigMaps a fraction pod's environment is read from."""
-    names = set()
-    source = env_source(pod)
-    if source and source[0] == 'configmap':
-        names.add(source[1])
-    prefix = annotations(pod).get(SHARED_GPU_CONFIGMAP_ANNOTATION)
-    if prefix:
-        names.add(prefix + '-0')
-    return sorted(names)
 
 
 # ---------------------------------------------------------------- podgroups
@@ -356,29 +301,6 @@ def unschedulable_messages(events, kind, name):
 
 # ---------------------------------------------------------------- reports for the info modules
 
-def queue_definition(name, parent=None, display_name=None, priority=None, resources=None):
-    """A Queue object; resources maps gpu/cpu/memory to {quota, limit, over_quota_weight}.
-
-    A limit given as None is left out, which KAI reads as 0 (nothing beyond
-    0): callers must write -1 for unlimited.
-    """
-    spec = {'resources': {}}
-    for resource, values in (resources or {}).items():
-        entry = {}
-        for key, field in (('quota', 'quota'), ('limit', 'limit'), ('over_quota_weight', 'overQuotaWeight')):
-            if values.get(key) is not None:
-                entry[field] = values[key]
-        spec['resources'][resource] = entry
-    if parent:
-        spec['parentQueue'] = parent
-    if display_name:
-        spec['displayName'] = display_name
-    if priority is not None:
-        spec['priority'] = priority
-    return {'apiVersion': '%s/%s' % (QUEUE_GROUP, QUEUE_VERSION), 'kind': 'Queue',
-            'metadata': {'name': name}, 'spec': spec}
-
-
 def podgroup_report(podgroup, pods, events):
     """A PodGroup with its reasons, its pods' states and the events of both."""
     summary = podgroup_summary(podgroup)
@@ -390,32 +312,3 @@ def podgroup_report(podgroup, pods, events):
     summary['pods'] = [{'name': name_of(p), 'phase': pod_phase(p), 'node': pod_node(p)} for p in members]
     summary['events'] = [event_summary(e) for e in sorted(related, key=event_time)]
     return summary
-
-
-def gpu_allocation(pods, configmaps_by_namespace, reservation_namespace=RESERVATION_NAMESPACE):
-    """Who holds which GPU: totals per node, reservation pods and fraction pods.
-
-    configmaps_by_namespace maps namespace -> {ConfigMap name: object}, for
-    resolving fraction pods' NVIDIA_VISIBLE_DEVICES.
-    """
-    nodes = {}
-    for pod in pods:
-        if is_placed(pod) and gpu_limit(pod):
-            nodes[pod_node(pod)] = nodes.get(pod_node(pod), 0) + gpu_limit(pod)
-    reservations = [{'name': name_of(p), 'node': pod_node(p), 'gpu_group': gpu_group(p), 'gpu': reserved_gpu(p),
-                     'phase': pod_phase(p)}
-                    for p in pods if meta(p).get('namespace') == reservation_namespace]
-    fractions = []
-    for pod in pods:
-        if gpu_fraction(pod) is None:
-            continue
-        namespace = meta(pod).get('namespace')
-        fractions.append({'name': name_of(pod), 'namespace': namespace, 'fraction': gpu_fraction(pod),
-                          'phase': pod_phase(pod), 'node': pod_node(pod), 'gpu_group': gpu_group(pod),
-                          'visible_devices': resolve_env(pod, configmaps_by_namespace.get(namespace, {}))})
-    return {
-        'gpu_allocated': gpu_allocated(pods),
-        'by_node': nodes,
-        'reservation_pods': reservations,
-        'fraction_pods': fractions,
-    }

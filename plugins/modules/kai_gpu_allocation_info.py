@@ -27,10 +27,7 @@ options:
     default: kai-resource-reservation
 extends_documentation_fragment:
   - gsb.kai_lab.connection
-attributes:
-  check_mode:
-    support: full
-    description: Reads only.
+  - gsb.kai_lab.info_module
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''
@@ -70,12 +67,14 @@ fraction_pods:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 
 
 def main():
-    argument_spec = dict(reservation_namespace=dict(type='str', default=kai.RESERVATION_NAMESPACE))
+    argument_spec = dict(reservation_namespace=dict(type='str', default=kai_gpu.RESERVATION_NAMESPACE))
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     cluster = connect(module)
@@ -83,16 +82,16 @@ def main():
         pods = cluster.list('v1', 'Pod')
         configmaps = {}
         for pod in pods:
-            if kai.gpu_fraction(pod) is None:
+            if kai_gpu.gpu_fraction(pod) is None:
                 continue
             namespace = kai.meta(pod).get('namespace')
-            for name in kai.shared_gpu_configmap_names(pod):
+            for name in kai_gpu.shared_gpu_configmap_names(pod):
                 cm = cluster.get('v1', 'ConfigMap', name, namespace)
                 if cm:
                     configmaps.setdefault(namespace, {})[name] = cm
     except ClusterError as exc:
         module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, **kai.gpu_allocation(pods, configmaps, module.params['reservation_namespace']))
+    module.exit_json(changed=False, **kai_gpu.gpu_allocation(pods, configmaps, module.params['reservation_namespace']))
 
 
 if __name__ == '__main__':

@@ -27,23 +27,11 @@ description:
     server, a stopped KAI component) becomes a failing check with a clear
     message; the whole grade is bounded by O(time_limit).
 options:
-  namespace:
-    description: The learner's namespace.
-    type: str
-    default: kai-lab
-  workdir:
-    description: The learner's directory with the lab's files.
-    type: path
-    default: /root/gsb-kai
   lang:
     description: Language of messages and hints.
     type: str
     choices: [ko, en]
     default: ko
-  kai_version:
-    description: Version of KAI-Scheduler in the cluster, recorded in the grade.
-    type: str
-    default: v0.18.6
   health_urls:
     description:
       - KAI component name to an HTTP URL that answers 200 while the
@@ -68,6 +56,7 @@ options:
     type: int
     default: 30
 extends_documentation_fragment:
+  - gsb.kai_lab.lab
   - gsb.kai_lab.connection
 attributes:
   check_mode:
@@ -126,8 +115,10 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, require_libraries
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import Grader, Snapshot, junit_xml, summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
 
@@ -145,18 +136,14 @@ class _Unreachable(object):
 
 
 def main():
-    argument_spec = dict(
-        namespace=dict(type='str', default='kai-lab'),
-        workdir=dict(type='path', default='/root/gsb-kai'),
+    argument_spec = lab_argument_spec(
         lang=dict(type='str', choices=['ko', 'en'], default='ko'),
-        kai_version=dict(type='str', default='v0.18.6'),
         health_urls=dict(type='dict', default={}),
         kai_namespace=dict(type='str', default='kai-scheduler'),
         kai_deployments=dict(type='list', elements='str', default=[]),
         output_dir=dict(type='path'),
         time_limit=dict(type='int', default=30),
     )
-    argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     deadline = time.monotonic() + params['time_limit']

@@ -30,31 +30,17 @@ options:
     type: str
     required: true
     choices: [queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report]
-  namespace:
-    description: The learner's namespace.
-    type: str
-    default: kai-lab
-  workdir:
-    description: The learner's directory for the lab's files.
-    type: path
-    default: /root/gsb-kai
-  kai_version:
-    description:
-      - Version of the KAI-Scheduler running in the cluster. Before v0.14.7
-        a batch Job is not grouped into one PodGroup, so step C(gang) uses an
-        explicit PodGroup of three pods instead of the lab's Job.
-    type: str
-    default: v0.18.6
   timeout:
     description: Seconds to wait for each decision of KAI the step waits for.
     type: int
     default: 60
 extends_documentation_fragment:
+  - gsb.kai_lab.lab
   - gsb.kai_lab.connection
 attributes:
   check_mode:
     support: full
-    description: Applies with server-side dry run and writes no file; waits are skipped.
+    description: Applies with server-side dry run and writes no file; nothing is waited for.
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''
@@ -68,7 +54,7 @@ EXAMPLES = r'''
 - name: All steps in order
   gsb.kai_lab.kai_lab_step:
     step: "{{ item }}"
-  loop: [queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report]
+  loop: "{{ query('gsb.kai_lab.lab_steps') }}"
 '''
 
 RETURN = r'''
@@ -124,21 +110,18 @@ likely_cause:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_catalog import STEP_IDS
-from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_steps import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import STEP_IDS
 
 
 def main():
-    argument_spec = dict(
+    argument_spec = lab_argument_spec(
         step=dict(type='str', required=True, choices=list(STEP_IDS)),
-        namespace=dict(type='str', default='kai-lab'),
-        workdir=dict(type='path', default='/root/gsb-kai'),
-        kai_version=dict(type='str', default='v0.18.6'),
         timeout=dict(type='int', default=60),
     )
-    argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     cluster = connect(module)
     runner = StepRunner(cluster, module.params['namespace'], module.params['workdir'], module.params['kai_version'],

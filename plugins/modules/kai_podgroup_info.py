@@ -32,10 +32,7 @@ options:
     type: str
 extends_documentation_fragment:
   - gsb.kai_lab.connection
-attributes:
-  check_mode:
-    support: full
-    description: Reads only.
+  - gsb.kai_lab.info_module
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''
@@ -88,10 +85,9 @@ podgroups:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
-
-PODGROUP_API = '%s/%s' % (kai.QUEUE_GROUP, kai.PODGROUP_VERSION)
 
 
 def main():
@@ -116,7 +112,7 @@ def main():
                 module.exit_json(changed=False, podgroups=[], msg='pod %s has no PodGroup: it is not scheduled by KAI '
                                  '(schedulerName %s) or the pod-grouper has not seen it yet'
                                  % (params['pod'], kai.scheduler_name(pod)))
-        podgroups = cluster.list(PODGROUP_API, 'PodGroup', params['namespace'])
+        podgroups = cluster.list(kai.PODGROUP_API, 'PodGroup', params['namespace'])
         pods = cluster.list('v1', 'Pod', params['namespace'])
         events = cluster.list('v1', 'Event', params['namespace'])
     except ClusterError as exc:

@@ -121,11 +121,11 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, comparable
 
 RESOURCE_OPTIONS = dict(quota=dict(type='float'), limit=dict(type='float'), over_quota_weight=dict(type='float'))
-QUEUE_API = '%s/%s' % (kai.QUEUE_GROUP, kai.QUEUE_VERSION)
 # Its own field manager: fields set by others (kubectl, the lab's solver) stay.
 FIELD_MANAGER = 'gsb.kai_lab.kai_queue'
 
@@ -150,11 +150,11 @@ def main():
     params = module.params
     cluster = connect(module)
     try:
-        before = cluster.get(QUEUE_API, 'Queue', params['name'])
+        before = cluster.get(kai.QUEUE_API, 'Queue', params['name'])
         if params['state'] == 'absent':
             changed = before is not None
             if changed:
-                cluster.delete(QUEUE_API, 'Queue', params['name'], dry_run=module.check_mode)
+                cluster.delete(kai.QUEUE_API, 'Queue', params['name'], dry_run=module.check_mode)
             module.exit_json(changed=changed, queue=None,
                              diff={'before': (before or {}).get('spec', {}), 'after': {}})
         resources = dict((r, _numbers(params[r])) for r in ('gpu', 'cpu', 'memory') if params[r])
@@ -164,7 +164,7 @@ def main():
             changed, after = cluster.apply(wanted, dry_run=module.check_mode, field_manager=FIELD_MANAGER)
         else:
             # A merge patch of just the given fields: everything else in the Queue stays as it is.
-            after = cluster.patch(QUEUE_API, 'Queue', params['name'], {'spec': wanted['spec']},
+            after = cluster.patch(kai.QUEUE_API, 'Queue', params['name'], {'spec': wanted['spec']},
                                   dry_run=module.check_mode)
             changed = comparable(before) != comparable(after)
     except ClusterError as exc:

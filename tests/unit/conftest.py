@@ -10,6 +10,8 @@
 3. Offers FakeCluster: the Cluster interface (get/list/apply/patch/delete)
    served from a recorded snapshot, recording every call, so the solver and the
    grader can run against what the real cluster showed.
+4. Fixtures grade (grade a state and files) and finished_lab (the lab after
+   step 8), used by the tests of the runners and of each step (steps/).
 """
 
 from __future__ import annotations
@@ -50,10 +52,11 @@ COLLECTION_PATH = _install_collection_path()
 # Import once now, before any other test module could install Ansible's
 # collection finder; later imports come from sys.modules.
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, comparable  # noqa: E402
 
-QUEUE_API = "%s/%s" % (kai.QUEUE_GROUP, kai.QUEUE_VERSION)
-PODGROUP_API = "%s/%s" % (kai.QUEUE_GROUP, kai.PODGROUP_VERSION)
+QUEUE_API = kai.QUEUE_API
+PODGROUP_API = kai.PODGROUP_API
 
 # Which API each fixture key holds; list items from the API carry no kind.
 CATEGORIES = {
@@ -234,3 +237,31 @@ def fixtures():
         derived_dir = DERIVED
 
     return Fixtures
+
+
+@pytest.fixture
+def grade(tmp_path, fake_cluster, fixtures):
+    """grade(state, files, lang='en', cluster=None, deadline=None, health=None) -> (grade dict, workdir)."""
+    counter = {"n": 0}
+
+    def run(state, files, lang="en", cluster=None, deadline=None, deadline_seconds=None, health=None,
+            kai_version="v0.12.0"):
+        counter["n"] += 1
+        workdir = fixtures.write_files(tmp_path / ("w%d" % counter["n"]), files)
+        snapshot = Snapshot(cluster or fake_cluster(state), NAMESPACE, workdir, health=health)
+        grader = Grader(snapshot, lang=lang, deadline=deadline, kai_version=kai_version, time_limit=deadline_seconds)
+        return grader.run(), workdir
+
+    return run
+
+
+@pytest.fixture(params=["recorded", "conditions-cleared"])
+def finished_lab(request, tmp_path, fixtures, fake_cluster):
+    """The lab after step 8: as recorded (KAI v0.12.0), and as KAI v0.17+ shows it
+    (PodGroup schedulingConditions cleared; derived fixture)."""
+    if request.param == "recorded":
+        state, version = fixtures.sim("08-report"), "v0.12.0"
+    else:
+        state, version = fixtures.derived("08-report.conditions-cleared"), "v0.18.6"
+    workdir = fixtures.write_files(tmp_path / "gsb-kai", state["files"])
+    return fake_cluster(state), workdir, state, version

@@ -9,6 +9,7 @@ import copy
 import pytest
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 
 NL1_PODGROUP = "pg-nl-1-fc2afa05-82bc-4911-b344-9ee5d9ef28cc"
 P1_PODGROUP = "pg-p1-10e7334f-32cb-4415-9625-10ec1251729a"
@@ -73,7 +74,7 @@ def test_podgroup_name_of_p1_is_what_the_learner_writes(fixtures):
     assert summary["owner"] == {"kind": "Pod", "name": "p1"}
     assert summary["queue"] == "research"
     assert kai.pod_queue(p1) == "research"
-    assert kai.gpu_limit(p1) == 1
+    assert kai_gpu.gpu_limit(p1) == 1
     assert kai.scheduler_name(p1) == kai.SCHEDULER_NAME
 
 
@@ -132,7 +133,7 @@ def test_gang_reason_text(fixtures):
     # All three gang pods point at the gang PodGroup and none is placed.
     gang_pods = [p for p in state["pods"] if kai.name_of(p).startswith("gang-")]
     assert sorted(kai.name_of(p) for p in gang_pods) == ["gang-0", "gang-1", "gang-2"]
-    assert all(kai.podgroup_name_of_pod(p) == "gang" and not kai.is_placed(p) for p in gang_pods)
+    assert all(kai.podgroup_name_of_pod(p) == "gang" and not kai_gpu.is_placed(p) for p in gang_pods)
 
 
 # ---------------------------------------------------------------- GPUs
@@ -141,40 +142,40 @@ def test_gang_reason_text(fixtures):
 def test_gpu_ledger_and_shared_device(fixtures, step):
     state = fixtures.sim(step)
     all_pods = state["pods"] + state["reservation_pods"]
-    assert kai.gpu_allocated(all_pods) == 4
+    assert kai_gpu.gpu_allocated(all_pods) == 4
     # The shared card is counted through the reservation pod only.
-    assert kai.gpu_allocated(state["pods"]) == 3
-    reservations = kai.reservation_pods(all_pods)
+    assert kai_gpu.gpu_allocated(state["pods"]) == 3
+    reservations = kai_gpu.reservation_pods(all_pods)
     assert len(reservations) == 1
-    reserved = kai.reserved_gpu(reservations[0])
+    reserved = kai_gpu.reserved_gpu(reservations[0])
     assert reserved == SHARED_GPU
     fr1 = fixtures.find(state["pods"], "fr-1")
     fr2 = fixtures.find(state["pods"], "fr-2")
-    assert kai.gpu_limit(fr1) == 0 and kai.gpu_fraction(fr1) == 0.5
-    dev1 = kai.resolve_env(fr1, state["configmaps"])
-    dev2 = kai.resolve_env(fr2, state["configmaps"])
+    assert kai_gpu.gpu_limit(fr1) == 0 and kai_gpu.gpu_fraction(fr1) == 0.5
+    dev1 = kai_gpu.resolve_env(fr1, state["configmaps"])
+    dev2 = kai_gpu.resolve_env(fr2, state["configmaps"])
     assert dev1 == dev2 == reserved
-    assert kai.gpu_group(fr1) == kai.gpu_group(fr2) == kai.gpu_group(reservations[0]) is not None
+    assert kai_gpu.gpu_group(fr1) == kai_gpu.gpu_group(fr2) == kai_gpu.gpu_group(reservations[0]) is not None
 
 
 def test_resolve_env_follows_the_configmap_reference(fixtures):
     state = fixtures.sim("08-report")
     fr1 = fixtures.find(state["pods"], "fr-1")
-    source = kai.env_source(fr1)
+    source = kai_gpu.env_source(fr1)
     assert source == ("configmap", "fr-1-5dncjcp-shared-gpu-0", "NVIDIA_VISIBLE_DEVICES")
-    assert kai.shared_gpu_configmap_names(fr1) == ["fr-1-5dncjcp-shared-gpu-0"]
+    assert kai_gpu.shared_gpu_configmap_names(fr1) == ["fr-1-5dncjcp-shared-gpu-0"]
     # Without the ConfigMap (not filled yet) there is no value, not an error.
-    assert kai.resolve_env(fr1, {}) is None
+    assert kai_gpu.resolve_env(fr1, {}) is None
     # A plain value wins directly.
     pod = {"spec": {"containers": [{"env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "GPU-x"}]}]}}
-    assert kai.resolve_env(pod, {}) == "GPU-x"
-    assert kai.resolve_env(fixtures.find(state["pods"], "p1"), state["configmaps"]) is None
+    assert kai_gpu.resolve_env(pod, {}) == "GPU-x"
+    assert kai_gpu.resolve_env(fixtures.find(state["pods"], "p1"), state["configmaps"]) is None
 
 
 def test_is_placed_excludes_unbound_finished_and_terminating_pods():
     base = {"spec": {"nodeName": "n", "containers": [{"resources": {"limits": {"nvidia.com/gpu": "2"}}}]},
             "status": {"phase": "Running"}}
-    assert kai.gpu_allocated([base]) == 2
+    assert kai_gpu.gpu_allocated([base]) == 2
     unbound = copy.deepcopy(base)
     del unbound["spec"]["nodeName"]
     done = copy.deepcopy(base)
@@ -183,14 +184,14 @@ def test_is_placed_excludes_unbound_finished_and_terminating_pods():
     leaving["metadata"] = {"deletionTimestamp": "2026-01-01T00:00:00Z"}
     pending_on_node = copy.deepcopy(base)
     pending_on_node["status"]["phase"] = "Pending"
-    assert kai.gpu_allocated([unbound, done, leaving]) == 0
-    assert kai.gpu_allocated([pending_on_node]) == 2
+    assert kai_gpu.gpu_allocated([unbound, done, leaving]) == 0
+    assert kai_gpu.gpu_allocated([pending_on_node]) == 2
 
 
 def test_gang_pods_pending_hold_no_gpu(fixtures):
     state = fixtures.sim("05-gang")
     # p1 and nl-1 run; the three gang pods are Pending without a node.
-    assert kai.gpu_allocated(state["pods"]) == 2
+    assert kai_gpu.gpu_allocated(state["pods"]) == 2
 
 
 # ---------------------------------------------------------------- events
@@ -252,3 +253,9 @@ def test_cleared_conditions_leave_no_reasons_but_events_keep_over_limit(fixtures
     assert kai.unschedulable_messages(state["events"], "PodGroup", NL1_PODGROUP) == [OVER_LIMIT_TEXT]
     # p1 was never unschedulable.
     assert kai.unschedulable_messages(state["events"], "Pod", "p1") == []
+
+
+def test_version_tuple():
+    assert kai.version_tuple("v0.18.6") == (0, 18, 6)
+    assert kai.version_tuple("v0.14") == (0, 14, 0)
+    assert kai.version_tuple("v0.17.1-rc.2") == (0, 17, 1)

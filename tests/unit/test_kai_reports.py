@@ -2,6 +2,7 @@
 kai_gpu_allocation_info), on objects recorded from the real sim."""
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 
 from conftest import find, sim_state
 
@@ -39,7 +40,7 @@ def test_podgroup_report_of_the_pending_gang_has_kais_reason_pods_and_events():
 def test_gpu_allocation_of_the_finished_lab():
     state = sim_state('08-report')
     pods = state['pods'] + state['reservation_pods']
-    ledger = kai.gpu_allocation(pods, {'kai-lab': state['configmaps']})
+    ledger = kai_gpu.gpu_allocation(pods, {'kai-lab': state['configmaps']})
     assert ledger['gpu_allocated'] == 4 and ledger['by_node'] == {'kai-lab-vm': 4}
     assert len(ledger['reservation_pods']) == 1
     reserved = ledger['reservation_pods'][0]

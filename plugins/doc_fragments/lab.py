@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # The options of module_utils/args_common.py LAB_ARGS.
+    DOCUMENTATION = r'''
+options:
+  namespace:
+    description: The learner's namespace.
+    type: str
+    default: kai-lab
+  workdir:
+    description: The learner's directory for the lab's files.
+    type: path
+    default: /root/gsb-kai
+  kai_version:
+    description:
+      - Version of KAI-Scheduler running in the cluster, recorded in the grade.
+      - Before v0.14.7 a batch Job is not grouped into one PodGroup, so step
+        C(gang) uses an explicit PodGroup of three pods instead of the lab's Job.
+    type: str
+    default: v0.18.6
+'''

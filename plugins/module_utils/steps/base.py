@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the lab's steps share: how a step and a check are declared, a
+check's result, bilingual wording, and the lab's pods that more than one
+step refers to.
+
+Source of the lab's numbers and names: the lab text (shared/lab/lab.en.md,
+from the Korean original).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+
+PASSED, FAILED, UNVERIFIED = 'passed', 'failed', 'unverified'
+
+# The queue the lab's workloads go to, and pods named by more than one step:
+# p1 (step 2) may be step 6's victim; the train and build pods of step 6 tell
+# steps 2 and 5 that the lab has moved on; step 7 frees a GPU of a train pod.
+RESEARCH = 'research'
+P1 = 'p1'
+TRAIN_PODS = ('tr-1', 'tr-2')
+BUILD_POD = 'bd-1'
+TRAIN_CLASS = 'train'
+BUILD_CLASS = 'build'
+
+
+class Step(object):
+    """One lab step: its files, how it is solved and how it is checked."""
+
+    def __init__(self, step_id, number, title, files, expects, solve, checks):
+        self.id = step_id
+        self.number = number
+        self.title = title
+        self.files = files
+        self.expects = expects
+        self.solve = solve
+        self.checks = checks
+
+
+class Check(object):
+    """One graded fact. run(snapshot) returns a Result; words holds its
+    desc, fail and hint texts (en, ko) and any mistake-specific ones.
+    A check that reads only the learner's files runs even when the cluster
+    cannot be read or time is up."""
+
+    def __init__(self, check_id, weight, run, words, files_only=False):
+        self.id = check_id
+        self.step_id = check_id.split('.', 1)[0]
+        self.weight = weight
+        self.run = run
+        self.words = words
+        self.files_only = files_only
+
+
+class Result(object):
+    """A check's outcome: status, the problem (en/ko), the evidence looked at.
+
+    message and hint, when given (en/ko), replace the check's own wording.
+    """
+
+    def __init__(self, status, problem=None, evidence=None, hint=None, message=None):
+        self.status = status
+        self.problem = problem
+        self.evidence = evidence
+        self.hint = hint
+        self.message = message
+
+
+def passed(evidence=None):
+    return Result(PASSED, evidence=evidence)
+
+
+def failed(problem, evidence=None, hint=None):
+    return Result(FAILED, problem, evidence, hint)
+
+
+def unverified(why, evidence=None):
+    return Result(UNVERIFIED, why, evidence)
+
+
+class Stop(Exception):
+    """Raised by a shared reader when its input ends the check (a missing or
+    unreadable file, a pod in the wrong namespace); carries the Result."""
+
+    def __init__(self, result):
+        super(Stop, self).__init__(result.status)
+        self.result = result
+
+
+def bilingual(en, ko):
+    """A text stated in both languages."""
+    return {'en': en, 'ko': ko}
+
+
+def joined(problems):
+    """Several problems (each en/ko) as one, separated by '; '."""
+    return bilingual('; '.join(p['en'] for p in problems), '; '.join(p['ko'] for p in problems))
+
+
+def say(entry, lang, **values):
+    """A {en, ko} template in lang, filled with values (str.format)."""
+    template = entry.get(lang) or entry['en']
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError):
+        return template
+
+
+def say_both(entry, **values):
+    """A {en, ko} template filled in both languages."""
+    return bilingual(say(entry, 'en', **values), say(entry, 'ko', **values))
+
+
+def gpu_pod(name, namespace, queue, gpus=1, priority_class=None, annotations=None, labels=None):
+    """A sleeping pod for KAI; gpus=0 gives it no nvidia.com/gpu limit (fractions)."""
+    container = {'name': 'main', 'image': 'ubuntu:22.04', 'command': ['sleep', 'infinity']}
+    if gpus:
+        container['resources'] = {'limits': {kai_gpu.GPU_RESOURCE: gpus}}
+    pod = {
+        'apiVersion': 'v1', 'kind': 'Pod',
+        'metadata': {'name': name, 'namespace': namespace,
+                     'labels': dict({kai.QUEUE_LABEL: queue}, **(labels or {}))},
+        'spec': {'schedulerName': kai.SCHEDULER_NAME, 'terminationGracePeriodSeconds': 0,
+                 'containers': [container]},
+    }
+    if annotations:
+        pod['metadata']['annotations'] = dict(annotations)
+    if priority_class:
+        pod['spec']['priorityClassName'] = priority_class
+    return pod

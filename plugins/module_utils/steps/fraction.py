@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Step 7, two pods share one GPU: fr-1 and fr-2 ask for half a GPU each
+(gpu-fraction "0.5", no nvidia.com/gpu) and run on one card that one
+reservation pod holds."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+try:
+    import yaml
+except ImportError:  # reported by common.require_libraries before any use
+    yaml = None
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, say_both)
+
+FILE = 'fraction.yaml'
+FRACTION_PODS = ('fr-1', 'fr-2')
+FRACTION = '0.5'
+# GPUs of the lab node (fake-gpu-operator's gpuCount).
+NODE_GPUS = 4
+
+
+def fraction_pods(namespace):
+    return [gpu_pod(name, namespace, RESEARCH, gpus=0,
+                    annotations={kai_gpu.FRACTION_ANNOTATION: FRACTION}) for name in FRACTION_PODS]
+
+
+# ---------------------------------------------------------------- solving
+
+def running(view, name):
+    pod = view.pod(name)
+    return pod is not None and kai.pod_phase(pod) == 'Running'
+
+
+def solve(runner):
+    view = runner.view
+    manifest = yaml.safe_dump_all(fraction_pods(runner.namespace), sort_keys=False)
+    if all(running(view, n) for n in FRACTION_PODS):
+        evidence = sharing_evidence(view)
+        runner.write_file(FILE, manifest)
+        return evidence
+    # Free one GPU: delete a remaining train pod (one, newest first).
+    remaining = [n for n in reversed(TRAIN_PODS) if view.pod(n) is not None]
+    free = NODE_GPUS - kai_gpu.gpu_allocated(view.pods())
+    if free < 1 and remaining:
+        runner.delete('v1', 'Pod', remaining[0])
+        runner.wait_pods([remaining[0]], 'gone', 'the train pod to go')
+    runner.write_file(FILE, manifest)
+    for pod in fraction_pods(runner.namespace):
+        if view.pod(kai.name_of(pod)) is None:
+            runner.apply(pod)
+    runner.wait_pods(list(FRACTION_PODS), 'Running', 'fr-1 and fr-2 to run on a shared GPU')
+    if not all(running(view, n) for n in FRACTION_PODS):
+        return {}  # only in check mode, whose waiter does not wait: nothing was placed
+    evidence = sharing_evidence(view)
+    if len(set(evidence['groups'].values())) != 1 or None in evidence['groups'].values():
+        runner.not_as_expected('fr-1 and fr-2 in one GPU group', evidence, 'KAI placed them on different GPUs')
+    elif evidence['reservation_pods'] != 1 or len(set(evidence['devices'].values())) != 1:
+        runner.not_as_expected('one reservation pod whose GPU both pods see', evidence,
+                               'fake GPU operator did not annotate the reservation pod, or its namespace differs from KAI\'s')
+    return evidence
+
+
+def sharing_evidence(view):
+    pods = dict((n, view.pod(n)) for n in FRACTION_PODS)
+    reservations = view.pods(kai_gpu.RESERVATION_NAMESPACE)
+    return {
+        'groups': dict((n, kai_gpu.gpu_group(p)) for n, p in pods.items()),
+        'devices': dict((n, view.visible_devices(p)) for n, p in pods.items()),
+        'reservation_pods': len(reservations),
+        'reserved_gpus': [kai_gpu.reserved_gpu(p) for p in reservations],
+    }
+
+
+# ---------------------------------------------------------------- checking
+
+WORDS = {
+    'fraction.manifest': {
+        'desc': {'en': 'fraction.yaml: fr-1 and fr-2 with gpu-fraction 0.5 and no GPU limits',
+                 'ko': 'fraction.yaml: gpu-fraction 0.5, GPU limit 없는 fr-1, fr-2'},
+        'fail': {'en': 'fraction.yaml: {problem}', 'ko': 'fraction.yaml: {problem}'},
+        'hint': {'en': 'Annotation gpu-fraction: "0.5", schedulerName kai-scheduler, queue research, and no nvidia.com/gpu '
+                       'under resources.',
+                 'ko': 'annotation gpu-fraction: "0.5", schedulerName kai-scheduler, research 큐, resources 에 '
+                       'nvidia.com/gpu 없이 작성하세요.'},
+        'fraction_with_gpu': {'en': 'pod {name} has both the gpu-fraction annotation and nvidia.com/gpu limits; KAI\'s '
+                                    'admission webhook rejects it ("{denial}")',
+                              'ko': '{name} 파드에 gpu-fraction annotation 과 nvidia.com/gpu limits 가 함께 있습니다. '
+                                    'KAI admission 웹훅이 거부합니다 ("{denial}")'},
+    },
+    'fraction.shared': {
+        'desc': {'en': 'fr-1 and fr-2 run on one GPU held by one reservation pod',
+                 'ko': 'fr-1, fr-2 가 예약 파드 하나가 잡은 GPU 하나에서 실행 중'},
+        'fail': {'en': '{problem}', 'ko': '{problem}'},
+        'hint': {'en': 'Free one GPU first (delete the remaining train pod), then kubectl apply -f fraction.yaml.',
+                 'ko': '먼저 남은 train 파드를 지워 GPU 하나를 비운 뒤 kubectl apply -f fraction.yaml 하세요.'},
+    },
+}
+
+
+def asks_for_whole_gpu(pod):
+    return kai_gpu.gpu_limit(pod) or any(kai_gpu.GPU_RESOURCE in ((c.get('resources') or {}).get('requests') or {})
+                                         for c in (pod.get('spec') or {}).get('containers') or [])
+
+
+def fraction_pod_problems(snapshot, docs, name):
+    pods = [d for d in docs if d.get('kind') == 'Pod' and kai.name_of(d) == name]
+    if not pods:
+        return [bilingual('no Pod %s' % name, '%s 파드가 없습니다' % name)]
+    pod = pods[0]
+    problems = []
+    fraction = kai.annotations(pod).get(kai_gpu.FRACTION_ANNOTATION)
+    if not isinstance(fraction, str):
+        problems.append(bilingual('%s gpu-fraction annotation is %r, not a string: annotation values must be quoted, '
+                                  'e.g. gpu-fraction: "0.5"' % (name, fraction),
+                                  '%s 의 gpu-fraction annotation 값 %r 이 문자열이 아닙니다. 따옴표로 감싸야 합니다 '
+                                  '(예: gpu-fraction: "0.5")' % (name, fraction)))
+    elif fraction != FRACTION:
+        problems.append(bilingual('%s gpu-fraction annotation is %s, expected "0.5"' % (name, fraction),
+                                  '%s 의 gpu-fraction annotation 이 %s 입니다. "0.5" 여야 합니다' % (name, fraction)))
+    if asks_for_whole_gpu(pod):
+        problems.append(say_both(WORDS['fraction.manifest']['fraction_with_gpu'], name=name,
+                                 denial=kai_gpu.FRACTION_WITH_GPU_LIMIT_DENIAL))
+    return problems + learner.pod_spec_problems(snapshot, pod, None)
+
+
+def check_manifest(snapshot):
+    docs = learner.yaml_docs(snapshot, FILE)
+    problems = []
+    for name in FRACTION_PODS:
+        problems.extend(fraction_pod_problems(snapshot, docs, name))
+    return learner.fail_on(problems) or passed({'pods': list(FRACTION_PODS), 'gpu-fraction': FRACTION})
+
+
+def check_shared(snapshot):
+    pods = dict((name, learner.require_running(snapshot, name)) for name in FRACTION_PODS)
+    groups = dict((n, kai_gpu.gpu_group(p)) for n, p in pods.items())
+    devices = dict((n, kai_gpu.resolve_env(p, snapshot.configmaps)) for n, p in pods.items())
+    reservations = kai_gpu.reservation_pods(snapshot.all_pods)
+    evidence = {'groups': groups, 'devices': devices, 'reservation_pods': [kai.name_of(p) for p in reservations]}
+    if None in groups.values() or len(set(groups.values())) != 1:
+        return failed(bilingual('fr-1 and fr-2 are not in one GPU group: %s' % groups,
+                                'fr-1 과 fr-2 가 같은 GPU 그룹이 아닙니다: %s' % groups), evidence)
+    if None in devices.values() or len(set(devices.values())) != 1:
+        return failed(bilingual('fr-1 and fr-2 do not see the same device (NVIDIA_VISIBLE_DEVICES %s)' % devices,
+                                'fr-1 과 fr-2 가 같은 장치를 보지 않습니다 (NVIDIA_VISIBLE_DEVICES %s)' % devices), evidence)
+    device = devices[FRACTION_PODS[0]]
+    holders = [p for p in reservations if kai_gpu.gpu_group(p) == groups[FRACTION_PODS[0]]]
+    if len(holders) != 1 or kai_gpu.reserved_gpu(holders[0]) != device:
+        return failed(bilingual('expected one reservation pod in %s holding %s; found %d'
+                                % (kai_gpu.RESERVATION_NAMESPACE, device, len(holders)),
+                                '%s 에 %s 를 쥔 예약 파드가 하나여야 하는데 %d 개입니다'
+                                % (kai_gpu.RESERVATION_NAMESPACE, device, len(holders))), evidence)
+    return passed(evidence)
+
+
+STEP = Step(
+    'fraction', 7, {'en': 'Two pods share one GPU', 'ko': '두 파드가 GPU 하나를 나눠 쓴다'}, [FILE],
+    'fr-1 and fr-2 Running on one GPU with one reservation pod', solve, (
+        Check('fraction.manifest', 1, check_manifest, WORDS['fraction.manifest'], files_only=True),
+        Check('fraction.shared', 3, check_shared, WORDS['fraction.shared']),
+    ))

@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the checks of several steps read alike: the learner's files and pods.
+
+Each reader returns what it read or raises Stop with the failing Result
+naming the mistake (a missing file, unreadable YAML, a pod in another
+namespace or placed by the default scheduler).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+try:
+    import yaml
+except ImportError:  # reported by common.require_libraries before any use
+    yaml = None
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    RESEARCH, Stop, bilingual, failed, joined, say_both)
+
+WORDS = {
+    'file_missing': {
+        'en': '{file} does not exist in {workdir}.',
+        'ko': '{workdir} 에 {file} 파일이 없습니다.',
+    },
+    'file_unreadable': {
+        'en': '{file} cannot be read as {fmt}: {error}',
+        'ko': '{file} 을(를) {fmt}(으)로 읽을 수 없습니다: {error}',
+    },
+    'wrong_namespace': {
+        'en': '{kind} {name} is in namespace {found}, but the lab works in {namespace}.',
+        'ko': '{kind} {name} 이(가) {found} 네임스페이스에 있습니다. 실습은 {namespace} 네임스페이스에서 합니다.',
+    },
+    'wrong_namespace_hint': {
+        'en': 'Delete it there and create it again with metadata.namespace: {namespace} (or kubectl -n {namespace}).',
+        'ko': '그곳의 객체를 지우고 metadata.namespace: {namespace} 로(또는 kubectl -n {namespace}) 다시 만드세요.',
+    },
+    'default_scheduler': {
+        'en': 'Pod {name} was placed by {scheduler}, not KAI: spec.schedulerName is missing, so no queue, gang or fraction applies.',
+        'ko': '{name} 파드를 KAI가 아닌 {scheduler} 가 배치했습니다: spec.schedulerName 이 빠져 큐, 갱, 분할 GPU가 적용되지 않습니다.',
+    },
+    'default_scheduler_hint': {
+        'en': 'Add "schedulerName: kai-scheduler" under spec, delete the pod and create it again.',
+        'ko': 'spec 아래에 "schedulerName: kai-scheduler" 를 넣고 파드를 지운 뒤 다시 만드세요.',
+    },
+}
+
+
+def stopped(problem, evidence=None, hint=None):
+    """The Stop to raise for a failing check."""
+    return Stop(failed(problem, evidence, hint))
+
+
+def raw_file(snapshot, file_name):
+    raw = snapshot.file(file_name)
+    if raw is None:
+        raise stopped(say_both(WORDS['file_missing'], file=file_name, workdir=snapshot.workdir))
+    return raw
+
+
+def yaml_docs(snapshot, file_name):
+    """The file's YAML documents, each a mapping."""
+    raw = raw_file(snapshot, file_name)
+    try:
+        docs = [d for d in yaml.safe_load_all(raw) if d is not None]
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        error = str(exc).replace('\n', ' ')[:200]
+        raise stopped(say_both(WORDS['file_unreadable'], file=file_name, fmt='YAML', error=error))
+    if not all(isinstance(d, dict) for d in docs):
+        raise stopped(bilingual('a document is not a mapping (an object with apiVersion, kind, metadata)',
+                                '매핑이 아닌 문서가 있습니다 (apiVersion, kind, metadata 를 가진 객체여야 합니다)'))
+    return docs
+
+
+def json_object(snapshot, file_name):
+    raw = raw_file(snapshot, file_name)
+    try:
+        content = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise stopped(say_both(WORDS['file_unreadable'], file=file_name, fmt='JSON', error=str(exc)))
+    if not isinstance(content, dict):
+        raise stopped(bilingual('the top level is not a JSON object', '최상위가 JSON 객체가 아닙니다'))
+    return content
+
+
+def text_file(snapshot, file_name):
+    raw = raw_file(snapshot, file_name)
+    if not raw.strip():
+        raise stopped(bilingual('the file is empty', '파일이 비어 있습니다'))
+    return raw.strip()
+
+
+def manifest_pod(snapshot, file_name, name):
+    """The Pod of this name in the learner's YAML file."""
+    docs = yaml_docs(snapshot, file_name)
+    pods = [d for d in docs if d.get('kind') == 'Pod' and kai.name_of(d) == name]
+    if not pods:
+        found = ', '.join('%s/%s' % (d.get('kind'), kai.name_of(d)) for d in docs)
+        raise stopped(bilingual('no Pod named %s (documents: %s)' % (name, found or 'none'),
+                                '%s 라는 Pod 가 없습니다 (문서: %s)' % (name, found or '없음')))
+    return pods[0]
+
+
+def pod_spec_problems(snapshot, pod, gpus):
+    """What keeps a learner's pod from going to KAI in queue research (gpus=None: any)."""
+    problems = []
+    name = kai.name_of(pod)
+    namespace = kai.meta(pod).get('namespace')
+    if namespace not in (None, snapshot.namespace):
+        problems.append(bilingual('%s is for namespace %s, the lab works in %s' % (name, namespace, snapshot.namespace),
+                                  '%s 의 네임스페이스가 %s 입니다. 실습은 %s 에서 합니다' % (name, namespace, snapshot.namespace)))
+    if kai.scheduler_name(pod) != kai.SCHEDULER_NAME:
+        problems.append(bilingual('%s has no schedulerName: kai-scheduler, so the default scheduler would place it' % name,
+                                  '%s 에 schedulerName: kai-scheduler 가 없어 기본 스케줄러가 배치합니다' % name))
+    if kai.pod_queue(pod) != RESEARCH:
+        problems.append(bilingual('%s has queue label %s, expected research' % (name, kai.pod_queue(pod)),
+                                  '%s 의 큐 레이블이 %s 입니다. research 여야 합니다' % (name, kai.pod_queue(pod))))
+    if gpus is not None and kai_gpu.gpu_limit(pod) != gpus:
+        problems.append(bilingual('%s asks for %s nvidia.com/gpu, expected %s' % (name, kai_gpu.gpu_limit(pod), gpus),
+                                  '%s 의 nvidia.com/gpu 가 %s 입니다. %s 여야 합니다' % (name, kai_gpu.gpu_limit(pod), gpus)))
+    return problems
+
+
+def fail_on(problems, evidence=None):
+    """A failed Result with all problems joined, or None when there are none."""
+    if problems:
+        return failed(joined(problems), evidence)
+    return None
+
+
+def lab_pod(snapshot, name):
+    """The pod in the lab namespace (or None), stopping with the namespace mistake named."""
+    pod = snapshot.pod(name)
+    if pod is None:
+        elsewhere = snapshot.elsewhere(name)
+        if elsewhere:
+            values = dict(kind='Pod', name=name, found=elsewhere[0], namespace=snapshot.namespace)
+            raise stopped(say_both(WORDS['wrong_namespace'], **values), {'namespaces': elsewhere},
+                          hint=say_both(WORDS['wrong_namespace_hint'], **values))
+    return pod
+
+
+def require_kai(pod):
+    scheduler = kai.scheduler_name(pod)
+    if scheduler != kai.SCHEDULER_NAME:
+        raise stopped(say_both(WORDS['default_scheduler'], name=kai.name_of(pod), scheduler=scheduler),
+                      {'schedulerName': scheduler}, hint=say_both(WORDS['default_scheduler_hint']))
+
+
+def require_running(snapshot, name):
+    """The lab's pod, Running and placed by KAI; else stop with KAI's reasons."""
+    pod = lab_pod(snapshot, name)
+    if pod is None:
+        raise stopped(bilingual('pod %s does not exist in %s' % (name, snapshot.namespace),
+                                '%s 네임스페이스에 %s 파드가 없습니다' % (snapshot.namespace, name)))
+    require_kai(pod)
+    phase = kai.pod_phase(pod)
+    if phase != 'Running':
+        podgroup = snapshot.podgroup(kai.podgroup_name_of_pod(pod) or '')
+        reasons = kai.scheduling_reasons(podgroup) if podgroup else []
+        why = '; '.join('%s: %s' % (r['reason'], r['message'][:160]) for r in reasons) or 'no reason from KAI yet'
+        raise stopped(bilingual('is %s, not Running (%s)' % (phase, why), '%s 상태입니다. Running 이 아닙니다 (%s)' % (phase, why)),
+                      {'phase': phase, 'reasons': reasons})
+    return pod
+
+
+def pod_events(snapshot, name):
+    return kai.events_for(snapshot.events, 'Pod', name)
+
+
+def ran_by_kai(snapshot, name):
+    return any(e.get('reason') == 'Scheduled' and 'at node-pool' in (e.get('message') or '')
+               for e in pod_events(snapshot, name))

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Step 4, fix the limit: patch only nolimit's GPU limit to -1; nl-1 runs."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import Check, Step, bilingual, failed, passed
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.nolimit import NL1, NOLIMIT_QUEUE
+
+# Only spec.resources.gpu.limit changes, as `kubectl patch` would.
+LIMIT_PATCH = {'spec': {'resources': {'gpu': {'limit': kai.UNLIMITED}}}}
+
+
+# ---------------------------------------------------------------- solving
+
+def solve(runner):
+    queue = runner.view.queue(NOLIMIT_QUEUE['name'])
+    if queue is None and runner.check_mode:
+        # Step 3 would have created it; the patch would follow.
+        runner.changed = True
+        return {}
+    if queue is None:
+        runner.not_as_expected('queue nolimit from step 3', None, 'step 3 (nolimit) has not been done')
+    if kai.queue_resource(queue)['limit'] != kai.UNLIMITED:
+        runner.patch(kai.QUEUE_API, 'Queue', NOLIMIT_QUEUE['name'], LIMIT_PATCH, 'queue nolimit gpu limit to -1')
+    runner.wait_pods([NL1], 'Running', 'nl-1 to run after the limit fix')
+    return {'queue': kai.queue_summary(runner.view.queue(NOLIMIT_QUEUE['name'])), 'pod': runner.view.pod_state(NL1)}
+
+
+# ---------------------------------------------------------------- checking
+
+WORDS = {
+    'limit_fix.queue': {
+        'desc': {'en': 'nolimit\'s GPU limit patched to -1, nothing else changed', 'ko': 'nolimit 의 GPU limit 만 -1 로 patch'},
+        'fail': {'en': 'queue nolimit: {problem}', 'ko': 'nolimit 큐: {problem}'},
+        'hint': {'en': "kubectl patch queue nolimit --type merge -p '{{\"spec\":{{\"resources\":{{\"gpu\":{{\"limit\":-1}}}}}}}}'",
+                 'ko': "kubectl patch queue nolimit --type merge -p '{{\"spec\":{{\"resources\":{{\"gpu\":{{\"limit\":-1}}}}}}}}'"},
+    },
+    'limit_fix.running': {
+        'desc': {'en': 'nl-1 runs after the fix', 'ko': '수정 후 nl-1 실행 중'},
+        'fail': {'en': 'nl-1: {problem}', 'ko': 'nl-1: {problem}'},
+        'hint': {'en': 'After the patch KAI places nl-1 in its next cycle; kubectl -n kai-lab get pod nl-1 -w.',
+                 'ko': 'patch 후 다음 스케줄링 주기에 배치됩니다. kubectl -n kai-lab get pod nl-1 -w 로 확인하세요.'},
+    },
+}
+
+
+def check_queue(snapshot):
+    queue = snapshot.queue(NOLIMIT_QUEUE['name'])
+    if queue is None:
+        return failed(bilingual('not in the cluster', '클러스터에 없습니다'))
+    summary = kai.queue_summary(queue)
+    gpu = summary['gpu']
+    if gpu['limit'] != kai.UNLIMITED:
+        return failed(bilingual('gpu limit is %s, expected -1' % (gpu['limit'] if gpu['limit_set'] else 'unset (0)'),
+                                'gpu limit 이 %s 입니다. -1 이어야 합니다' % (gpu['limit'] if gpu['limit_set'] else '없음(0)')),
+                      summary)
+    if gpu['quota'] != NOLIMIT_QUEUE['gpu_quota'] or summary['parent'] != NOLIMIT_QUEUE['parent']:
+        return failed(bilingual('more than the limit changed: quota %s, parent %s' % (gpu['quota'], summary['parent']),
+                                'limit 외에도 바뀌었습니다: quota %s, parent %s' % (gpu['quota'], summary['parent'])), summary)
+    return passed(summary)
+
+
+def check_running(snapshot):
+    pod = learner.require_running(snapshot, NL1)
+    return passed({'phase': kai.pod_phase(pod), 'node': kai.pod_node(pod)})
+
+
+STEP = Step(
+    'limit_fix', 4, {'en': 'Fix the limit', 'ko': 'limit 고치기'}, [],
+    'nolimit gpu limit -1; nl-1 Running', solve, (
+        Check('limit_fix.queue', 1, check_queue, WORDS['limit_fix.queue']),
+        Check('limit_fix.running', 2, check_running, WORDS['limit_fix.running']),
+    ))

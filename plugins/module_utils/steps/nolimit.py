@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Step 3, the empty-limit trap: queue nolimit has no GPU limit, which KAI
+reads as 0, so nl-1 stays Pending with OverLimit; nolimit.txt holds KAI's
+reason."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    Check, Step, bilingual, failed, gpu_pod, passed, unverified)
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.queues import queue_manifest
+
+FILE = 'nolimit.txt'
+NL1 = 'nl-1'
+# The trap queue; its GPU limit is deliberately not written.
+NOLIMIT_QUEUE = {'name': 'nolimit', 'parent': 'lab', 'gpu_quota': 1, 'gpu_limit': None}
+
+
+def nolimit_queue():
+    queue = NOLIMIT_QUEUE
+    return queue_manifest(queue['name'], queue['parent'], queue['gpu_quota'], queue['gpu_limit'])
+
+
+def nl1(namespace):
+    return gpu_pod(NL1, namespace, NOLIMIT_QUEUE['name'])
+
+
+# ---------------------------------------------------------------- solving
+
+def solve(runner):
+    recorded = runner.read_file(FILE)
+    if recorded and kai.REASON_OVER_LIMIT in recorded and runner.view.pod(NL1) is not None:
+        # Already done: nl-1 has moved on (step 4), the record stays.
+        return {'recorded': recorded.strip(), 'pod': runner.view.pod_state(NL1)}
+    runner.apply(nolimit_queue())
+    if runner.view.pod(NL1) is None:
+        runner.apply(nl1(runner.namespace))
+    # Capture the reason while nl-1 is Pending: KAI v0.17+ clears it once scheduled.
+    podgroup = runner.wait_podgroup(NL1, lambda pg: kai.has_reason(pg, kai.REASON_OVER_LIMIT),
+                                    'nl-1\'s PodGroup to carry the OverLimit reason')
+    if kai.pod_phase(runner.view.pod(NL1)) != 'Pending':
+        runner.not_as_expected('nl-1 Pending', runner.view.pod_state(NL1),
+                               'the nolimit queue has a GPU limit other than unset/0')
+    text = kai.condition_text(podgroup) if podgroup else None
+    if text:
+        runner.write_file(FILE, text.strip() + '\n')
+    return {'pod': runner.view.pod_state(NL1), 'reasons': kai.scheduling_reasons(podgroup) if podgroup else []}
+
+
+# ---------------------------------------------------------------- checking
+
+WORDS = {
+    'nolimit.queue': {
+        'desc': {'en': 'Queue nolimit under lab with GPU quota 1', 'ko': 'lab 아래 GPU quota 1 인 nolimit 큐'},
+        'fail': {'en': 'queue nolimit: {problem}', 'ko': 'nolimit 큐: {problem}'},
+        'hint': {'en': 'Create Queue nolimit with parentQueue lab and resources.gpu.quota 1 and no limit.',
+                 'ko': 'parentQueue lab, resources.gpu.quota 1, limit 없이 nolimit 큐를 만드세요.'},
+    },
+    'nolimit.reason': {
+        'desc': {'en': 'nolimit.txt holds KAI\'s OverLimit reason for nl-1', 'ko': 'nolimit.txt 에 nl-1 에 대한 KAI의 OverLimit 이유'},
+        'fail': {'en': 'nolimit.txt: {problem}', 'ko': 'nolimit.txt: {problem}'},
+        'hint': {'en': 'While nl-1 is Pending: kubectl -n kai-lab get podgroup <nl-1\'s PodGroup> -o yaml, copy '
+                       'status.schedulingConditions[0].message (it starts with OverLimit).',
+                 'ko': 'nl-1 이 Pending 일 때 kubectl -n kai-lab get podgroup <nl-1 의 PodGroup> -o yaml 에서 '
+                       'status.schedulingConditions[0].message (OverLimit 으로 시작) 를 복사하세요.'},
+    },
+}
+
+
+def check_queue(snapshot):
+    queue = snapshot.queue(NOLIMIT_QUEUE['name'])
+    if queue is None:
+        return failed(bilingual('not in the cluster', '클러스터에 없습니다'))
+    summary = kai.queue_summary(queue)
+    if summary['parent'] != NOLIMIT_QUEUE['parent'] or summary['gpu']['quota'] != NOLIMIT_QUEUE['gpu_quota']:
+        return failed(bilingual('parentQueue %s, gpu quota %s; expected lab and 1' % (summary['parent'], summary['gpu']['quota']),
+                                'parentQueue %s, gpu quota %s 입니다. lab 과 1 이어야 합니다'
+                                % (summary['parent'], summary['gpu']['quota'])), summary)
+    return passed(summary)
+
+
+def over_limit_evidence(snapshot):
+    """KAI's OverLimit texts for nl-1 still in the cluster (conditions or events)."""
+    texts = []
+    pod = snapshot.pod(NL1)
+    if pod is not None:
+        podgroup = snapshot.podgroup(kai.podgroup_name_of_pod(pod) or '')
+        if podgroup is not None:
+            texts.extend(r['message'] for r in kai.scheduling_reasons(podgroup) if r['reason'] == kai.REASON_OVER_LIMIT)
+    texts.extend(m for m in kai.unschedulable_messages(snapshot.events, 'Pod', NL1) if kai.REASON_OVER_LIMIT in m)
+    return texts
+
+
+def check_reason(snapshot):
+    raw = learner.text_file(snapshot, FILE)
+    if kai.OVER_LIMIT_MESSAGE_MARK not in raw:
+        if kai.REASON_OVER_LIMIT in raw:
+            return failed(bilingual('holds the reason code but not KAI\'s message; copy the whole condition message '
+                                    '("... quota has reached the allowable limit of GPUs ...")',
+                                    '이유 코드만 있고 KAI의 메시지가 없습니다. 조건 메시지 전체를 복사하세요 '
+                                    '("... quota has reached the allowable limit of GPUs ...")'))
+        return failed(bilingual('does not hold KAI\'s OverLimit reason (got: %s)' % raw[:120],
+                                'KAI의 OverLimit 이유가 아닙니다 (내용: %s)' % raw[:120]))
+    evidence = over_limit_evidence(snapshot)
+    if not evidence:
+        return unverified(bilingual('KAI\'s OverLimit record for nl-1 (its PodGroup condition and events) is gone, '
+                                    'so the text cannot be matched with the cluster',
+                                    'nl-1 에 대한 KAI의 OverLimit 기록(PodGroup 조건과 이벤트)이 없어 클러스터와 대조할 수 없습니다'),
+                          {'file': raw})
+    if 'Limit is 0 GPUs' in evidence[0] and 'Limit is 0 GPUs' not in raw:
+        return failed(bilingual('does not match KAI\'s message for nl-1: %s' % evidence[0][:160],
+                                'nl-1 에 대한 KAI 메시지와 다릅니다: %s' % evidence[0][:160]), {'file': raw, 'kai': evidence[0]})
+    return passed({'file': raw, 'kai': evidence[0]})
+
+
+STEP = Step(
+    'nolimit', 3, {'en': 'The empty-limit trap', 'ko': '빈 limit 함정'}, [FILE],
+    'nl-1 Pending with OverLimit; nolimit.txt holds the reason', solve, (
+        Check('nolimit.queue', 1, check_queue, WORDS['nolimit.queue']),
+        Check('nolimit.reason', 2, check_reason, WORDS['nolimit.reason']),
+    ))

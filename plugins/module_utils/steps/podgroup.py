@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Step 2, pod p1 and its PodGroup: p1 runs through KAI; podgroup.txt names
+the PodGroup KAI's pod-grouper made for it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+try:
+    import yaml
+except ImportError:  # reported by common.require_libraries before any use
+    yaml = None
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    BUILD_POD, P1, RESEARCH, Check, Step, bilingual, failed, gpu_pod, passed, unverified)
+
+MANIFEST_FILE = 'p1.yaml'
+PODGROUP_FILE = 'podgroup.txt'
+
+
+def p1(namespace):
+    return gpu_pod(P1, namespace, RESEARCH)
+
+
+# ---------------------------------------------------------------- solving
+
+def solve(runner):
+    pod = p1(runner.namespace)
+    runner.write_file(MANIFEST_FILE, yaml.safe_dump(pod, sort_keys=False))
+    if runner.view.pod(P1) is None:
+        runner.apply(pod)
+    runner.wait_pods([P1], 'Running', 'p1 to run')
+    live = runner.view.pod(P1)
+    name = kai.podgroup_name_of_pod(live) if live else None
+    if kai.scheduler_name(live) != kai.SCHEDULER_NAME:
+        runner.not_as_expected('p1 scheduled by kai-scheduler', runner.view.pod_state(P1),
+                               'pod scheduled by default-scheduler')
+    elif not name or runner.view.podgroup(name) is None:
+        runner.not_as_expected('a PodGroup for p1', runner.view.pod_state(P1), runner.view.diagnose(P1))
+    if name:
+        runner.write_file(PODGROUP_FILE, name + '\n')
+    return {'pod': runner.view.pod_state(P1), 'podgroup': name}
+
+
+# ---------------------------------------------------------------- checking
+
+WORDS = {
+    'podgroup.manifest': {
+        'desc': {'en': 'p1.yaml asks KAI for 1 GPU in queue research', 'ko': 'p1.yaml 이 research 큐에서 KAI에 GPU 1개를 요청'},
+        'fail': {'en': 'p1.yaml: {problem}', 'ko': 'p1.yaml: {problem}'},
+        'hint': {'en': 'Pod p1 in kai-lab: spec.schedulerName kai-scheduler, label kai.scheduler/queue: research, '
+                       'limits nvidia.com/gpu: 1.',
+                 'ko': 'kai-lab 의 p1 파드: spec.schedulerName kai-scheduler, 레이블 kai.scheduler/queue: research, '
+                       'limits nvidia.com/gpu: 1.'},
+    },
+    'podgroup.running': {
+        'desc': {'en': 'p1 runs, placed by KAI', 'ko': 'p1 이 KAI로 배치되어 실행 중'},
+        'fail': {'en': 'p1: {problem}', 'ko': 'p1: {problem}'},
+        'hint': {'en': 'kubectl -n kai-lab describe pod p1 shows why; see the PodGroup with kubectl -n kai-lab get podgroups.',
+                 'ko': 'kubectl -n kai-lab describe pod p1 로 이유를 보고 kubectl -n kai-lab get podgroups 로 PodGroup을 확인하세요.'},
+    },
+    'podgroup.file': {
+        'desc': {'en': 'podgroup.txt names p1\'s PodGroup', 'ko': 'podgroup.txt 가 p1 의 PodGroup 이름'},
+        'fail': {'en': 'podgroup.txt: {problem}', 'ko': 'podgroup.txt: {problem}'},
+        'hint': {'en': "kubectl -n kai-lab get pod p1 -o jsonpath='{{.metadata.annotations.pod-group-name}}' > podgroup.txt",
+                 'ko': "kubectl -n kai-lab get pod p1 -o jsonpath='{{.metadata.annotations.pod-group-name}}' > podgroup.txt"},
+    },
+}
+
+
+def check_manifest(snapshot):
+    pod = learner.manifest_pod(snapshot, MANIFEST_FILE, P1)
+    return learner.fail_on(learner.pod_spec_problems(snapshot, pod, 1)) or \
+        passed({'schedulerName': kai.scheduler_name(pod), 'queue': kai.pod_queue(pod), 'gpus': kai_gpu.gpu_limit(pod)})
+
+
+def check_running(snapshot):
+    pod = learner.lab_pod(snapshot, P1)
+    if pod is None:
+        return missing_p1(snapshot)
+    learner.require_running(snapshot, P1)
+    return passed({'phase': kai.pod_phase(pod), 'node': kai.pod_node(pod), 'podgroup': kai.podgroup_name_of_pod(pod)})
+
+
+def missing_p1(snapshot):
+    """p1 is gone: KAI may have evicted it in step 6, which is no mistake."""
+    victims = [e for e in kai.eviction_events(snapshot.events) if e['victim'] == P1]
+    ran_by_kai = learner.ran_by_kai(snapshot, P1)
+    if victims and ran_by_kai:
+        return passed({'evicted': victims[-1]['message']})
+    if victims or ran_by_kai:
+        return unverified(bilingual('p1 is gone; its events show it ran through KAI but not the whole story',
+                                    'p1 이 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'))
+    if snapshot.pod(BUILD_POD) is not None and not learner.pod_events(snapshot, P1):
+        return unverified(bilingual('p1 is gone (KAI may have evicted it in step 6) and its events have expired',
+                                    'p1 이 없고(6단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'))
+    return failed(bilingual('pod p1 does not exist in %s' % snapshot.namespace,
+                            '%s 네임스페이스에 p1 파드가 없습니다' % snapshot.namespace))
+
+
+def check_file(snapshot):
+    raw = learner.text_file(snapshot, PODGROUP_FILE)
+    lines = [line.strip() for line in raw.splitlines() if line.strip()]
+    if len(lines) != 1:
+        return failed(bilingual('expected one line with the PodGroup name, found %d lines' % len(lines),
+                                'PodGroup 이름 한 줄이어야 하는데 %d 줄입니다' % len(lines)))
+    claimed = lines[0]
+    pod = snapshot.pod(P1)
+    if pod is not None:
+        actual = kai.podgroup_name_of_pod(pod)
+        if claimed != actual:
+            return failed(bilingual('says %s but p1\'s PodGroup is %s' % (claimed, actual),
+                                    '%s 라고 되어 있지만 p1 의 PodGroup 은 %s 입니다' % (claimed, actual)),
+                          {'claimed': claimed, 'actual': actual})
+    podgroup = snapshot.podgroup(claimed)
+    if podgroup is None:
+        if pod is not None:
+            return unverified(bilingual('p1 names %s but that PodGroup object is gone, so its owner cannot be checked'
+                                        % claimed,
+                                        'p1 이 %s 를 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다' % claimed))
+        if claimed.startswith('pg-%s-' % P1):
+            return unverified(bilingual('p1 and its PodGroup are gone (evicted in step 6?), so %s cannot be matched' % claimed,
+                                        'p1 과 PodGroup 이 없어(6단계에서 밀려남?) %s 를 대조할 수 없습니다' % claimed))
+        return failed(bilingual('no PodGroup named %s exists in %s' % (claimed, snapshot.namespace),
+                                '%s 에 %s 라는 PodGroup 이 없습니다' % (snapshot.namespace, claimed)))
+    owner = kai.podgroup_summary(podgroup)['owner']
+    if owner and owner.get('name') != P1:
+        return failed(bilingual('%s belongs to %s %s, not p1' % (claimed, owner.get('kind'), owner.get('name')),
+                                '%s 는 p1 이 아니라 %s %s 의 것입니다' % (claimed, owner.get('kind'), owner.get('name'))))
+    return passed({'podgroup': claimed})
+
+
+STEP = Step(
+    'podgroup', 2, {'en': 'Pod p1 and its PodGroup', 'ko': 'p1 파드와 PodGroup'}, [MANIFEST_FILE, PODGROUP_FILE],
+    'p1 Running through KAI; podgroup.txt names its PodGroup', solve, (
+        Check('podgroup.manifest', 1, check_manifest, WORDS['podgroup.manifest'], files_only=True),
+        Check('podgroup.running', 2, check_running, WORDS['podgroup.running']),
+        Check('podgroup.file', 1, check_file, WORDS['podgroup.file']),
+    ))

@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Step 8, who holds the GPUs: report.json's three values, computed from
+the cluster (all namespaces)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    Check, Step, bilingual, failed, passed, say_both)
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.fraction import FRACTION_PODS
+
+FILE = 'report.json'
+REPORT_KEYS = ('gpu_allocated', 'reservation_pods', 'shared_gpu')
+
+
+def report(all_pods, namespace, configmaps):
+    """The three values from the cluster: all pods (every namespace) and the
+    lab namespace's ConfigMaps fr-1's environment refers to."""
+    fr1 = [p for p in all_pods if kai.name_of(p) == FRACTION_PODS[0] and kai.meta(p).get('namespace') == namespace]
+    return {
+        'gpu_allocated': kai_gpu.gpu_allocated(all_pods),
+        'reservation_pods': len(kai_gpu.reservation_pods(all_pods)),
+        'shared_gpu': kai_gpu.resolve_env(fr1[0], configmaps) if fr1 else None,
+    }
+
+
+# ---------------------------------------------------------------- solving
+
+def solve(runner):
+    view = runner.view
+    fr1 = view.pod(FRACTION_PODS[0])
+    values = report(view.pods(), view.namespace, view.configmaps(fr1) if fr1 else {})
+    runner.write_file(FILE, json.dumps(values, indent=2, sort_keys=True) + '\n')
+    return {'report': values}
+
+
+# ---------------------------------------------------------------- checking
+
+WORDS = {
+    'report.file': {
+        'desc': {'en': 'report.json has the three keys', 'ko': 'report.json 에 세 키'},
+        'fail': {'en': 'report.json: {problem}', 'ko': 'report.json: {problem}'},
+        'hint': {'en': 'A JSON object with gpu_allocated (number), reservation_pods (number) and shared_gpu (string).',
+                 'ko': 'gpu_allocated(숫자), reservation_pods(숫자), shared_gpu(문자열) 를 가진 JSON 객체.'},
+    },
+    'report.values': {
+        'desc': {'en': 'report.json values equal what the cluster shows now', 'ko': 'report.json 값이 지금 클러스터와 같음'},
+        'fail': {'en': 'report.json: {problem}', 'ko': 'report.json: {problem}'},
+        'hint': {'en': 'Compute each value from this cluster with kubectl (all namespaces for gpu_allocated) and write it again.',
+                 'ko': '이 클러스터에서 kubectl 로 각 값을 다시 계산해 작성하세요 (gpu_allocated 는 모든 네임스페이스).'},
+        'copied': {'en': 'shared_gpu is {claimed} but fr-1 received {actual}: this report.json was not computed from this cluster',
+                   'ko': 'shared_gpu 가 {claimed} 이지만 fr-1 이 받은 값은 {actual} 입니다: 이 클러스터에서 계산한 report.json 이 아닙니다'},
+    },
+}
+
+
+def check_file(snapshot):
+    claims = learner.json_object(snapshot, FILE)
+    missing = [k for k in REPORT_KEYS if k not in claims]
+    extra = sorted(set(claims) - set(REPORT_KEYS))
+    problems = []
+    if missing:
+        problems.append(bilingual('missing key(s) %s' % ', '.join(missing), '키 %s 가 없습니다' % ', '.join(missing)))
+    if extra:
+        problems.append(bilingual('unexpected key(s) %s' % ', '.join(extra), '필요 없는 키 %s 가 있습니다' % ', '.join(extra)))
+    for key in ('gpu_allocated', 'reservation_pods'):
+        if key in claims and (isinstance(claims[key], bool) or not isinstance(claims[key], (int, float))):
+            problems.append(bilingual('%s must be a number, not %r' % (key, claims[key]),
+                                      '%s 는 %r 가 아니라 숫자여야 합니다' % (key, claims[key])))
+    if 'shared_gpu' in claims and not isinstance(claims['shared_gpu'], str):
+        problems.append(bilingual('shared_gpu must be a string', 'shared_gpu 는 문자열이어야 합니다'))
+    return learner.fail_on(problems) or passed(claims)
+
+
+def device_ids(snapshot):
+    """Every GPU id this cluster has handed out (reservation pods' annotations)."""
+    return set(kai_gpu.reserved_gpu(p) for p in snapshot.all_pods if kai_gpu.reserved_gpu(p))
+
+
+def check_values(snapshot):
+    claims = learner.json_object(snapshot, FILE)
+    actual = report(snapshot.all_pods, snapshot.namespace, snapshot.configmaps)
+    evidence = {'report': claims, 'cluster': actual}
+    claimed_gpu = claims.get('shared_gpu')
+    if actual['shared_gpu'] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
+            and claimed_gpu != actual['shared_gpu'] and claimed_gpu not in device_ids(snapshot):
+        return failed(say_both(WORDS['report.values']['copied'], claimed=claimed_gpu, actual=actual['shared_gpu']),
+                      evidence)
+    wrong = [k for k in REPORT_KEYS if claims.get(k) != actual[k]]
+    if wrong:
+        return failed(bilingual('; '.join('%s is %r, the cluster shows %r' % (k, claims.get(k), actual[k]) for k in wrong),
+                                '; '.join('%s 가 %r 이지만 클러스터는 %r 입니다' % (k, claims.get(k), actual[k]) for k in wrong)),
+                      evidence)
+    return passed(evidence)
+
+
+STEP = Step(
+    'report', 8, {'en': 'Who holds the GPUs', 'ko': 'GPU는 누가 쥐고 있나'}, [FILE],
+    'report.json values equal the cluster', solve, (
+        Check('report.file', 1, check_file, WORDS['report.file'], files_only=True),
+        Check('report.values', 2, check_values, WORDS['report.values']),
+    ))

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+"""Step 6, build evicts train: the pods, the victim KAI chose, expired events."""
+
+from __future__ import annotations
+
+import copy
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import podgroup, preempt
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
+
+from lab_testing import NS, checks, ids_with, solved
+
+
+def by_name(objs):
+    return dict((o["metadata"]["name"], o) for o in objs)
+
+
+def test_train_and_build_pods():
+    trains = by_name(preempt.train_pods(NS))
+    assert sorted(trains) == ["tr-1", "tr-2"]
+    assert all(p["spec"]["priorityClassName"] == "train" for p in trains.values())
+    build = preempt.build_pod(NS)
+    assert build["metadata"]["name"] == "bd-1"
+    assert build["spec"]["priorityClassName"] == "build"
+    for pod in list(trains.values()) + [build]:
+        assert kai.pod_queue(pod) == "research"
+        assert kai_gpu.gpu_limit(pod) == 1
+        assert pod["spec"]["schedulerName"] == "kai-scheduler"
+
+
+def test_p1_evicted_by_kai_in_step_6_is_not_held_against_the_learner(grade, fixtures):
+    """KAI may pick p1 (also priority train, queue research) as the victim."""
+    state, files = solved(fixtures)
+    state["pods"].remove(fixtures.find(state["pods"], "p1"))
+    state["podgroups"] = [pg for pg in state["podgroups"] if not pg["metadata"]["name"].startswith("pg-p1-")]
+    tr2 = copy.deepcopy(fixtures.find(fixtures.sim("06-preempt")["pods"], "tr-1"))
+    tr2["metadata"]["name"] = "tr-2"
+    state["pods"].append(tr2)  # tr-1 was deleted in step 7, tr-2 remains
+    evict = [e for e in state["events"] if e["reason"] == "Evict"][0]
+    evict["message"] = evict["message"].replace("kai-lab/tr-2", "kai-lab/p1")
+    result, _ = grade(state, files)
+    assert checks(result)["podgroup.running"]["status"] == PASSED
+    assert "preempted" in checks(result)["podgroup.running"]["evidence"]["evicted"]
+    assert checks(result)["preempt.evicted"]["status"] == PASSED
+    assert checks(result)["preempt.evicted"]["evidence"]["victim"] == "p1"
+    assert ids_with(result, FAILED) == []
+    assert ids_with(result, UNVERIFIED) == ["podgroup.file"]
+
+
+def test_build_pod_with_wrong_priority(grade, fixtures):
+    state, files = solved(fixtures)
+    fixtures.find(state["pods"], "bd-1")["spec"]["priorityClassName"] = "train"
+    result, _ = grade(state, files)
+    assert "preempt.build_running" in ids_with(result, FAILED)
+    assert "priorityClassName is train, expected build" in checks(result)["preempt.build_running"]["message"]
+
+
+def test_expired_step6_events_leave_preempt_unverified_not_failed(grade, fixtures):
+    """An hour after step 6 the Evict event is gone while later events remain."""
+    state, files = solved(fixtures)
+    state["events"] = [e for e in state["events"] if e["involvedObject"]["name"].startswith("fr-")]
+    result, _ = grade(state, files)
+    assert checks(result)["preempt.evicted"]["status"] == UNVERIFIED
+    assert checks(result)["preempt.build_running"]["status"] == PASSED
