@@ -182,9 +182,29 @@ def test_config_disables_runtimes_and_keeps_kubeconfig_private():
         "write-kubeconfig-mode": "0600",
         "node-name": "kai-lab-vm",
         "data-dir": "/var/lib/rancher/k3s",
-        "disable": ["runtimes"],
+        # The lab uses no ingress, load balancer or metrics API: nothing of theirs is pulled.
+        "disable": ["runtimes", "traefik", "servicelb", "metrics-server"],
+        "kube-apiserver-arg": ["event-ttl=24h"],
         "disable-network-policy": True,
     }
+
+
+def _config(**overrides) -> dict:
+    templar = _templar(**overrides)
+    return yaml.safe_load(templar.template(trust_as_template((ROLE / "templates" / "config.yaml.j2").read_text())))
+
+
+def test_event_ttl_comes_from_the_shared_lab_variable_and_restarts_k3s():
+    # Without the kai_lab role's defaults the role keeps events 24 h as well.
+    assert _config()["kube-apiserver-arg"] == ["event-ttl=24h"]
+    kai_lab = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
+    assert _config(kai_lab_event_ttl=kai_lab["kai_lab_event_ttl"])["kube-apiserver-arg"] == [
+        "event-ttl=" + kai_lab["kai_lab_event_ttl"]]
+    assert _config(kai_lab_event_ttl="72h")["kube-apiserver-arg"] == ["event-ttl=72h"]
+    # A changed config.yaml restarts k3s through its handler, and only so.
+    task = _assert_task("Write the k3s configuration")
+    assert task["notify"] == "Restart k3s"
+    assert task["ansible.builtin.template"]["src"] == "config.yaml.j2"
 
 
 def test_removing_runtimes_from_k3s_disable_is_refused():
@@ -203,7 +223,7 @@ def test_unit_runs_the_installed_binary_as_a_server():
 def test_restarts_only_through_the_handler():
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
     assert [h["name"] for h in handlers] == ["Restart k3s"]
-    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml", "interpreter.yml"):
+    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml", "interpreter.yml", "images.yml"):
         for task in _tasks(name):
             text = yaml.safe_dump(task)
             assert "state: restarted" not in text, (name, task.get("name"))
@@ -211,10 +231,8 @@ def test_restarts_only_through_the_handler():
 
 
 def test_teardown_removes_what_the_role_installs():
-    teardown = _tasks("teardown.yml")
-    removed = next(t for t in teardown if t["name"].startswith("Remove k3s"))["loop"]
     templar = _templar()
-    removed = {templar.template(trust_as_template(path)) for path in removed}
+    removed = set(_get(templar, "k3s_teardown_paths"))
     assert {
         "/usr/local/bin/k3s", "/usr/local/bin/kubectl", "/usr/local/bin/helm",
         "/etc/systemd/system/k3s.service", "/etc/rancher/k3s", "/var/lib/rancher/k3s",
