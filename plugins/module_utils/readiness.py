@@ -160,10 +160,17 @@ def describe_pod(pod, events=()):
         message = (': ' + scheduled['message'][:200]) if scheduled.get('message') else ''
         parts.append('PodScheduled %s (%s%s)' % (scheduled.get('status'), scheduled.get('reason') or '', message))
     parts.extend(_waiting_reasons(pod))
-    mine = kai.events_for(list(events), 'Pod', kai.name_of(pod))
+    mine = events_of(pod, events)
     if mine:
-        parts.append('events: ' + ' | '.join('%s %s' % (e.get('reason'), (e.get('message') or '')[:160]) for e in mine[-3:]))
+        parts.append('events: ' + ' | '.join('%s %s' % (e.get('reason'), (e.get('message') or '')[:300]) for e in mine[-3:]))
     return ', '.join(parts)
+
+
+def events_of(pod, events):
+    """Events about this very pod (its uid): a probe pod's name is reused run after run."""
+    uid = kai.meta(pod).get('uid')
+    return [e for e in kai.events_for(list(events), 'Pod', kai.name_of(pod))
+            if not uid or (e.get('involvedObject') or {}).get('uid') in (None, uid)]
 
 
 def is_running(pod):
@@ -239,6 +246,7 @@ class Gate(object):
         self.interval = interval
         self.read_cmdline = read_cmdline or process.process_cmdline
         self.started = None
+        self._last_unannotated = None
         self.links = []
         self.progress = []
 
@@ -327,17 +335,30 @@ class Gate(object):
                                   % (name, self.image, '; '.join(pulling), failure))
             raise
 
-    def wait_fraction(self):
-        seen = {'unannotated': None, 'reservation': None}
+    def wait_fraction(self, reservations_before):
+        """Wait for the fraction probe to be bound next to an annotated reservation pod.
+
+        The binder labels the fraction pod with its GPU group only when it
+        binds it, so the probe's reservation pod is the one that appeared in
+        the reservation namespace after the probe was created (or the one of
+        its group once it has one).
+        """
+        seen = {'unannotated': None}
 
         def probe():
             pod = self._pod(FRACTION_PROBE)
-            reservations = self.cluster.list('v1', 'Pod', self.reservation_namespace)
+            reservations = [r for r in self.cluster.list('v1', 'Pod', self.reservation_namespace)
+                            if not kai.meta(r).get('deletionTimestamp')]
             reservation = reservation_of(pod, reservations) if pod else None
-            if reservation is not None:
-                seen['reservation'] = kai.name_of(reservation)
-                if not kai.reserved_gpu(reservation):
-                    seen['unannotated'] = kai.name_of(reservation)
+            if reservation is None:
+                new = [r for r in reservations if kai.name_of(r) not in reservations_before]
+                reservation = new[0] if new else None
+            if reservation is not None and not kai.reserved_gpu(reservation):
+                seen['unannotated'] = self._last_unannotated = kai.name_of(reservation)
+            if seen['unannotated'] and pod is not None and self._binder_gave_up(pod):
+                seen['gave_up'] = True
+                raise GateFailure('fraction', self._unannotated_message(
+                    'the binder gave up waiting for it (BindingError); ' + describe_pod(pod, self._events())))
             return pod, reservation
 
         def done(value):
@@ -348,11 +369,9 @@ class Gate(object):
             pod, reservation = value
             if pod is None:
                 return 'the fraction probe pod does not exist'
-            if not kai.gpu_group(pod):
-                return 'no GPU group yet (KAI has not allocated the fraction): ' + describe_pod(pod, self._events())
             if reservation is None:
-                return ('no reservation pod of GPU group %s in namespace %s (the binder creates it): %s'
-                        % (kai.gpu_group(pod), self.reservation_namespace, describe_pod(pod, self._events())))
+                return ('no reservation pod in namespace %s yet (the binder creates it once KAI allocated the '
+                        'fraction): %s' % (self.reservation_namespace, describe_pod(pod, self._events())))
             if not kai.reserved_gpu(reservation):
                 return ('reservation pod %s/%s has no %s annotation yet' %
                         (self.reservation_namespace, kai.name_of(reservation), kai.RESERVATION_GPU_ANNOTATION))
@@ -363,13 +382,22 @@ class Gate(object):
             return self._wait('fraction', 'the gpu-fraction "%s" probe pod to be bound next to its reservation pod'
                               % PROBE_FRACTION, probe, done, describe)
         except GateFailure as failure:
-            if seen['unannotated']:
-                raise GateFailure('fraction', 'KAI\'s reservation pod %s/%s never got the %s annotation, so the '
-                                  'fraction pod cannot bind: fake-gpu-operator (its status-updater) writes it only '
-                                  'for reservation pods in its resourceReservationNamespace, which must be %s. %s'
-                                  % (self.reservation_namespace, seen['unannotated'], kai.RESERVATION_GPU_ANNOTATION,
-                                     self.reservation_namespace, failure))
+            if seen['unannotated'] and not seen.get('gave_up'):
+                raise GateFailure('fraction', self._unannotated_message(str(failure)))
             raise
+
+    def _unannotated_message(self, detail):
+        return ('KAI\'s reservation pod %s/%s never got the %s annotation, so the fraction pod cannot bind: '
+                'fake-gpu-operator (its status-updater; on the sim its process) writes it only for reservation '
+                'pods in its resourceReservationNamespace, which must be %s. %s'
+                % (self.reservation_namespace, self._last_unannotated, kai.RESERVATION_GPU_ANNOTATION,
+                   self.reservation_namespace, detail))
+
+    def _binder_gave_up(self, pod):
+        for event in events_of(pod, self._events()):
+            if event.get('reason') == 'BindingError' and 'reservation pod' in (event.get('message') or ''):
+                return True
+        return False
 
     # ------------------------------------------------------------ cleanup
     def _cleanup(self, names):
@@ -425,8 +453,12 @@ class Gate(object):
         digest = self.current_fingerprint(nodes)
         recorded, proven_at = self.recorded_fingerprint()
         if recorded == digest and not self.reprove:
-            for link in LINKS[1:]:
+            for link in ('gpu_pod', 'fraction'):
                 self._link(link, 'proven', 'proved at %s; no component, node or image changed since' % proven_at)
+            if self.pull_images:
+                self._link('image', 'proven', 'proved at %s; no component, node or image changed since' % proven_at)
+            else:
+                self._image_link()
             return self.result(probed=False)
         if self.check_mode:
             for link in LINKS[1:]:
@@ -454,6 +486,7 @@ class Gate(object):
         # Together when two GPUs are free (one scheduling cycle), else one after the other.
         self._create(gpu)
         names.append(GPU_PROBE)
+        before = set(kai.name_of(r) for r in self.cluster.list('v1', 'Pod', self.reservation_namespace))
         if free >= 2:
             self._create(fraction)
             names.append(FRACTION_PROBE)
@@ -464,7 +497,7 @@ class Gate(object):
             self._cleanup([GPU_PROBE])
             self._create(fraction)
             names.append(FRACTION_PROBE)
-        pod, reservation = self.wait_fraction()
+        pod, reservation = self.wait_fraction(before)
         self._link('fraction', 'passed', 'reservation pod %s/%s holds %s; fraction pod bound to %s'
                    % (self.reservation_namespace, kai.name_of(reservation), kai.reserved_gpu(reservation),
                       kai.pod_node(pod)))

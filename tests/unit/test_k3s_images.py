@@ -2,11 +2,11 @@
 roles/k3s/vars/main.yml) against what references them:
 
 - KAI-Scheduler: the only KAI chart available offline is v0.12.0's (Go module
-  cache). It is rendered with the role's values, and the components whose
-  images a cluster would pull (the operator, the Deployments its Config
-  enables, the install hooks) must be the components of the pinned v0.18.6
-  list, up to the differences read from the upstream chart source and named
-  below. KAI's binder source (same module) says which image reservation pods
+  cache). It is rendered with the role's values; the components whose images
+  a cluster would pull (the operator, the install hooks, the services its
+  Config enables, with the operator's default image for a service the Config
+  leaves out) must be the components of the pinned v0.18.6 list, except those
+  named in NOT_PULLED with the reason. KAI's binder source (same module) says which image reservation pods
   get on fake GPU nodes.
 - fake-gpu-operator 0.2.0: its chart is not available offline; the list is
   checked for the form its chart renders (repository/<component>:<chart
@@ -40,13 +40,26 @@ KAI_REGISTRY = "ghcr.io/kai-scheduler/kai-scheduler/"
 FGO_REGISTRY = "ghcr.io/run-ai/fake-gpu-operator/"
 RESERVATION_SOURCE = CHART.parent.parent / "pkg" / "binder" / "binding" / "resourcereservation" / "resource_reservation.go"
 
-# Components of the v0.12.0 chart that a v0.18.6 cluster does not pull, and why.
+OPERATOR_DEFAULTS = CHART.parent.parent / "pkg" / "apis" / "kai" / "v1"
+# Components of the v0.12.0 chart and operator that the lab's cluster does not pull, and why.
 NOT_PULLED = {
     # Reservation pods of a binder with --fake-gpu-nodes run "ubuntu" instead.
-    "resourcereservation",
+    "resourcereservation", "resource-reservation",
     # Node scale adjuster: only with global.clusterAutoscaling (off in the lab).
-    "nodescaleadjuster", "scalingpod",
+    "nodescaleadjuster", "node-scale-adjuster", "scalingpod",
 }
+
+
+def _operator_default_images() -> set[str]:
+    """Image names KAI's operator gives each service when its Config leaves it out
+    (pkg/apis/kai/v1/<service>/*.go: imageName = "...")."""
+    names = set()
+    for source in OPERATOR_DEFAULTS.glob("*/*.go"):
+        if source.name.endswith("_test.go"):
+            continue
+        names.update(re.findall(r'^\s*(?:default)?[iI]mageName\s*=\s*"([^"]+)"', source.read_text(), re.M))
+        names.update(re.findall(r'^\s*\w+ImageName\s*=\s*"([^"]+)"', source.read_text(), re.M))
+    return names
 
 
 def _name(reference: str) -> str:
@@ -85,8 +98,12 @@ def test_kai_components_are_those_the_chart_pulls(tmp_path):
     out = subprocess.run([HELM, "template", "kai-scheduler", str(CHART), "--namespace", "kai-scheduler",
                           "--values", str(values_file)], capture_output=True, text=True, check=True, timeout=60)
     rendered = _rendered_images([d for d in yaml.safe_load_all(out.stdout) if d])
+    # The v0.12.0 Config leaves podGrouper out: the operator's default names it.
+    defaults = _operator_default_images()
+    assert {"podgrouper", "binder", "scheduler"} <= defaults
+    pulled = (rendered | defaults) - NOT_PULLED
     pinned = {_name(image) for image in IMAGES["kai_scheduler"]["v0.18.6"] if image.startswith(KAI_REGISTRY)}
-    assert rendered - NOT_PULLED == pinned, (sorted(rendered), sorted(pinned))
+    assert pulled == pinned, (sorted(pulled), sorted(pinned))
 
 
 @pytest.mark.skipif(not RESERVATION_SOURCE.is_file(), reason=f"needs KAI's binder source at {RESERVATION_SOURCE}")

@@ -54,7 +54,8 @@ def _recorded_reservation_pod():
 class LabCluster(FakeCluster):
     """A FakeCluster whose probe pods move the way the lab's components move them."""
 
-    def __init__(self, node=None, binder_args=None, annotate=True, pull=True, schedule=True, pods=()):
+    def __init__(self, node=None, binder_args=None, annotate=True, pull=True, schedule=True, pods=(),
+                 binder_gives_up_after=10 ** 6):
         super().__init__({})
         self._store("v1", "Node", node or _node())
         if binder_args is not None:
@@ -65,6 +66,8 @@ class LabCluster(FakeCluster):
         for pod in pods:
             self._store("v1", "Pod", pod)
         self.annotate = annotate
+        self.binder_attempts = 0
+        self.binder_gives_up_after = binder_gives_up_after
         self.pull = pull
         self.schedule = schedule
         self.created = []
@@ -72,6 +75,8 @@ class LabCluster(FakeCluster):
     def apply(self, obj, dry_run=False, force=True, field_manager=None):
         if obj["kind"] == "Pod":
             self.created.append(obj["metadata"]["name"])
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["uid"] = "uid-%d" % len(self.created)
         return super().apply(obj, dry_run, force, field_manager)
 
     def get(self, api_version, kind, name, namespace=None):
@@ -88,8 +93,9 @@ class LabCluster(FakeCluster):
         pod["spec"]["nodeName"] = "kai-lab-vm"
         pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
         if kai.gpu_fraction(pod) is not None:
+            # The binder makes the reservation pod first and labels the
+            # fraction pod with the GPU group only when it binds it.
             group = "9d0e9a52-group-of-" + name
-            pod["metadata"].setdefault("labels", {})[kai.GPU_GROUP_LABEL] = group
             reservation = _recorded_reservation_pod()
             reservation["metadata"]["name"] = "gpu-reservation-kai-lab-vm-probe"
             reservation["metadata"]["labels"][kai.GPU_GROUP_LABEL] = group
@@ -99,7 +105,18 @@ class LabCluster(FakeCluster):
             if not self.annotate:
                 pod["spec"].pop("nodeName")
                 pod["status"]["phase"] = "Pending"
+                self.binder_attempts += 1
+                if self.binder_attempts >= self.binder_gives_up_after:
+                    # What KAI v0.12.0's binder recorded on the sim after its 40 s wait.
+                    self._store("v1", "Event", {
+                        "metadata": {"name": name + ".binding", "namespace": PROBE_NS},
+                        "involvedObject": {"kind": "Pod", "name": name, "namespace": PROBE_NS,
+                                           "uid": pod["metadata"]["uid"]},
+                        "reason": "BindingError", "type": "Warning",
+                        "message": "Failed to bind pod %s/%s to node kai-lab-vm: failed waiting for GPU reservation "
+                                   "pod to allocate: %s/gpu-reservation-kai-lab-vm-probe" % (PROBE_NS, name, RES_NS)})
                 return
+            pod["metadata"].setdefault("labels", {})[kai.GPU_GROUP_LABEL] = group
         if self.pull:
             pod["status"]["phase"] = "Running"
         else:
@@ -169,7 +186,8 @@ def test_a_lab_already_proved_is_not_probed_again(tmp_path):
     result = _gate(cluster, tmp_path)[0].run()
     assert result["probed"] is False
     assert cluster.created == []
-    assert set(_statuses(result).values()) == {"passed", "proven"}
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "proven", "fraction": "proven",
+                                 "image": "not applicable"}
     # Forced, or once a component's identity changed, it probes again.
     assert _gate(cluster, tmp_path, reprove=True)[0].run()["probed"] is True
     cluster.objects[cluster._key("v1", "Node", "kai-lab-vm", None)]["status"]["allocatable"][kai.GPU_RESOURCE] = "3"
@@ -216,6 +234,36 @@ def test_a_binder_that_is_not_running_is_named(tmp_path):
     with pytest.raises(GateFailure) as failure:
         gate.run()
     assert failure.value.link == "binder" and "not running" in str(failure.value)
+
+
+def test_binder_giving_up_on_the_annotation_ends_the_wait_early(tmp_path):
+    cluster = LabCluster(annotate=False, binder_gives_up_after=5)
+    gate, clock = _gate(cluster, tmp_path, timeout=180)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "fraction"
+    assert "BindingError" in str(failure.value) and kai.RESERVATION_GPU_ANNOTATION in str(failure.value)
+    assert clock.now - 1000.0 < 10
+    assert cluster.probe_pods_left() == []
+
+
+def test_a_binding_error_left_by_an_earlier_probe_does_not_fail_a_working_lab(tmp_path):
+    cluster = LabCluster()
+    cluster._store("v1", "Event", {
+        "metadata": {"name": "old.binding", "namespace": PROBE_NS},
+        "involvedObject": {"kind": "Pod", "name": readiness.FRACTION_PROBE, "namespace": PROBE_NS, "uid": "old-uid"},
+        "reason": "BindingError", "message": "failed waiting for GPU reservation pod to allocate: x"})
+    cluster.annotate = False
+    original = cluster._advance
+
+    def annotate_late(name, calls=[0]):
+        calls[0] += 1
+        cluster.annotate = calls[0] > 6
+        original(name)
+
+    cluster._advance = annotate_late
+    result = _gate(cluster, tmp_path)[0].run()
+    assert _statuses(result)["fraction"] == "passed"
 
 
 def test_missing_reservation_annotation_is_named_within_the_time_limit(tmp_path):
