@@ -242,3 +242,30 @@ def test_teardown_removes_what_the_role_installs():
     for name in ("k3s_python_venv", "k3s_helm_dir", "k3s_charts_dir", "k3s_wheels_dir", "k3s_images_dir"):
         path = _get(templar, name)
         assert any(path == root or path.startswith(root + "/") for root in removed), (name, path)
+
+
+def test_online_mode_installs_k3s_images_from_the_pinned_archive():
+    """Online, k3s's own images come from the release's checksummed archive, not from Docker Hub."""
+    task = next(t for t in _tasks("download.yml") if "image archive" in t["name"])
+    get_url = task["ansible.builtin.get_url"]
+    templar = _templar("x86_64")
+    assert templar.template(trust_as_template(get_url["url"])) == (
+        "https://github.com/k3s-io/k3s/releases/download/v1.34.3%2Bk3s1/k3s-airgap-images-amd64.tar.zst")
+    assert templar.template(trust_as_template(get_url["checksum"])) == (
+        "sha256:b8dff3265568e1be66ab72ac0ded68bd266fa37a32c010f1253dba6547a49ce8")
+    assert templar.template(trust_as_template(get_url["dest"])) == (
+        "/var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar.zst")
+    assert task["notify"] == "Restart k3s"
+
+
+def test_images_are_pulled_online_and_required_airgapped():
+    tasks = {t["name"]: t for t in _tasks("images.yml")}
+    missing = tasks["Find the lab's images k3s does not have"]["ansible.builtin.set_fact"]["k3s_images_missing"]
+    listing = {"stdout": '{"images": [{"repoTags": ["docker.io/library/ubuntu:22.04"]}, {"repoTags": []}]}'}
+    templar = _templar(k3s_images_present=listing, kai_lab_kai_version="v0.18.6")
+    left = templar.template(trust_as_template(missing))
+    assert "docker.io/library/ubuntu:22.04" not in left
+    assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" in left
+    assert tasks["Pull the lab's images"]["when"] == "not k3s_airgap"
+    assert tasks["Pull the lab's images"]["ansible.builtin.command"]["argv"][1:3] == ["crictl", "pull"]
+    assert "k3s_airgap" in tasks["Fail when an airgapped VM lacks an image"]["when"]
