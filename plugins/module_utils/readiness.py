@@ -247,6 +247,7 @@ class Gate(object):
         self.read_cmdline = read_cmdline or process.process_cmdline
         self.started = None
         self._last_unannotated = None
+        self._probe_reservations = set()
         self.links = []
         self.progress = []
 
@@ -353,6 +354,8 @@ class Gate(object):
             if reservation is None:
                 new = [r for r in reservations if kai.name_of(r) not in reservations_before]
                 reservation = new[0] if new else None
+            if reservation is not None:
+                self._probe_reservations.add(kai.name_of(reservation))
             if reservation is not None and not kai.reserved_gpu(reservation):
                 seen['unannotated'] = self._last_unannotated = kai.name_of(reservation)
             if seen['unannotated'] and pod is not None and self._binder_gave_up(pod):
@@ -401,16 +404,23 @@ class Gate(object):
 
     # ------------------------------------------------------------ cleanup
     def _cleanup(self, names):
+        """Delete the probe pods and wait (bounded) until they, and the reservation
+        pod the binder made for the fraction probe, are gone: the lab's steps
+        count every GPU."""
         deleted = [name for name in names if self._delete(name)]
-        if not deleted:
+        reservations = sorted(self._probe_reservations) if FRACTION_PROBE in names else []
+        if not deleted and not reservations:
             return
 
         def probe():
             left = [name for name in deleted if self._pod(name) is not None]
+            left += ['%s/%s' % (self.reservation_namespace, name) for name in reservations
+                     if self.cluster.get('v1', 'Pod', name, self.reservation_namespace) is not None]
             return left
 
         try:
-            wait_until('the probe pods to be deleted', probe, lambda left: not left, max(5.0, min(15.0, self.remaining() + 5)),
+            wait_until('the probe pods to be deleted', probe, lambda left: not left,
+                       max(10.0, min(30.0, self.remaining() + 10)),
                        interval=self.interval, clock=self.clock, sleep=self.sleep)
         except (WaitTimeout, ClusterError):
             self._note('probe pods still terminating: %s' % ', '.join(probe()))

@@ -55,7 +55,7 @@ class LabCluster(FakeCluster):
     """A FakeCluster whose probe pods move the way the lab's components move them."""
 
     def __init__(self, node=None, binder_args=None, annotate=True, pull=True, schedule=True, pods=(),
-                 binder_gives_up_after=10 ** 6):
+                 binder_gives_up_after=10 ** 6, reservation_linger=0):
         super().__init__({})
         self._store("v1", "Node", node or _node())
         if binder_args is not None:
@@ -66,6 +66,8 @@ class LabCluster(FakeCluster):
         for pod in pods:
             self._store("v1", "Pod", pod)
         self.annotate = annotate
+        self.reservation_linger = reservation_linger
+        self.reservation_lingers_for = None
         self.binder_attempts = 0
         self.binder_gives_up_after = binder_gives_up_after
         self.pull = pull
@@ -82,6 +84,8 @@ class LabCluster(FakeCluster):
     def get(self, api_version, kind, name, namespace=None):
         if kind == "Pod" and namespace == PROBE_NS:
             self._advance(name)
+        if kind == "Pod" and namespace == RES_NS:
+            self._reservation_gc()
         return super().get(api_version, kind, name, namespace)
 
     def _advance(self, name):
@@ -127,9 +131,18 @@ class LabCluster(FakeCluster):
     def delete(self, api_version, kind, name, namespace=None, dry_run=False, propagation="Background"):
         deleted = super().delete(api_version, kind, name, namespace, dry_run, propagation)
         if deleted and name == readiness.FRACTION_PROBE:
-            # The binder removes a reservation pod whose fraction pods are gone.
-            self.objects.pop(self._key("v1", "Pod", "gpu-reservation-kai-lab-vm-probe", RES_NS), None)
+            # The binder removes a reservation pod whose fraction pods are gone, a few polls later.
+            self.reservation_lingers_for = self.reservation_linger
         return deleted
+
+    def _reservation_gc(self):
+        key = self._key("v1", "Pod", "gpu-reservation-kai-lab-vm-probe", RES_NS)
+        if self.reservation_lingers_for is not None:
+            if self.reservation_lingers_for <= 0:
+                self.objects.pop(key, None)
+                self.reservation_lingers_for = None
+            else:
+                self.reservation_lingers_for -= 1
 
     def probe_pods_left(self):
         return [key[3] for key in self.objects if key[1] == "Pod" and key[2] in (PROBE_NS, RES_NS)]
@@ -169,6 +182,13 @@ def test_sim_lab_passes_every_link_and_leaves_no_probe(tmp_path):
     # Nothing was written outside the probe namespace.
     assert {call[3] for call in cluster.writes} <= {PROBE_NS, None}
     assert result["probed"] is True
+
+
+def test_the_gate_returns_only_once_the_probes_reservation_pod_is_gone(tmp_path):
+    """The lab's steps count GPUs: a reservation pod left by the probe would hold one."""
+    cluster = LabCluster(reservation_linger=4)
+    _gate(cluster, tmp_path)[0].run()
+    assert cluster.probe_pods_left() == []
 
 
 def test_k3s_lab_reads_the_binder_deployment_and_proves_the_image(tmp_path):
