@@ -182,9 +182,29 @@ def test_config_disables_runtimes_and_keeps_kubeconfig_private():
         "write-kubeconfig-mode": "0600",
         "node-name": "kai-lab-vm",
         "data-dir": "/var/lib/rancher/k3s",
-        "disable": ["runtimes"],
+        # The lab uses no ingress, load balancer or metrics API: nothing of theirs is pulled.
+        "disable": ["runtimes", "traefik", "servicelb", "metrics-server"],
+        "kube-apiserver-arg": ["event-ttl=24h"],
         "disable-network-policy": True,
     }
+
+
+def _config(**overrides) -> dict:
+    templar = _templar(**overrides)
+    return yaml.safe_load(templar.template(trust_as_template((ROLE / "templates" / "config.yaml.j2").read_text())))
+
+
+def test_event_ttl_comes_from_the_shared_lab_variable_and_restarts_k3s():
+    # Without the kai_lab role's defaults the role keeps events 24 h as well.
+    assert _config()["kube-apiserver-arg"] == ["event-ttl=24h"]
+    kai_lab = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
+    assert _config(kai_lab_event_ttl=kai_lab["kai_lab_event_ttl"])["kube-apiserver-arg"] == [
+        "event-ttl=" + kai_lab["kai_lab_event_ttl"]]
+    assert _config(kai_lab_event_ttl="72h")["kube-apiserver-arg"] == ["event-ttl=72h"]
+    # A changed config.yaml restarts k3s through its handler, and only so.
+    task = _assert_task("Write the k3s configuration")
+    assert task["notify"] == "Restart k3s"
+    assert task["ansible.builtin.template"]["src"] == "config.yaml.j2"
 
 
 def test_removing_runtimes_from_k3s_disable_is_refused():
@@ -203,7 +223,7 @@ def test_unit_runs_the_installed_binary_as_a_server():
 def test_restarts_only_through_the_handler():
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
     assert [h["name"] for h in handlers] == ["Restart k3s"]
-    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml", "interpreter.yml"):
+    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml", "interpreter.yml", "images.yml"):
         for task in _tasks(name):
             text = yaml.safe_dump(task)
             assert "state: restarted" not in text, (name, task.get("name"))
@@ -211,10 +231,8 @@ def test_restarts_only_through_the_handler():
 
 
 def test_teardown_removes_what_the_role_installs():
-    teardown = _tasks("teardown.yml")
-    removed = next(t for t in teardown if t["name"].startswith("Remove k3s"))["loop"]
     templar = _templar()
-    removed = {templar.template(trust_as_template(path)) for path in removed}
+    removed = set(_get(templar, "k3s_teardown_paths"))
     assert {
         "/usr/local/bin/k3s", "/usr/local/bin/kubectl", "/usr/local/bin/helm",
         "/etc/systemd/system/k3s.service", "/etc/rancher/k3s", "/var/lib/rancher/k3s",
@@ -224,3 +242,30 @@ def test_teardown_removes_what_the_role_installs():
     for name in ("k3s_python_venv", "k3s_helm_dir", "k3s_charts_dir", "k3s_wheels_dir", "k3s_images_dir"):
         path = _get(templar, name)
         assert any(path == root or path.startswith(root + "/") for root in removed), (name, path)
+
+
+def test_online_mode_installs_k3s_images_from_the_pinned_archive():
+    """Online, k3s's own images come from the release's checksummed archive, not from Docker Hub."""
+    task = next(t for t in _tasks("download.yml") if "image archive" in t["name"])
+    get_url = task["ansible.builtin.get_url"]
+    templar = _templar("x86_64")
+    assert templar.template(trust_as_template(get_url["url"])) == (
+        "https://github.com/k3s-io/k3s/releases/download/v1.34.3%2Bk3s1/k3s-airgap-images-amd64.tar.zst")
+    assert templar.template(trust_as_template(get_url["checksum"])) == (
+        "sha256:b8dff3265568e1be66ab72ac0ded68bd266fa37a32c010f1253dba6547a49ce8")
+    assert templar.template(trust_as_template(get_url["dest"])) == (
+        "/var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar.zst")
+    assert task["notify"] == "Restart k3s"
+
+
+def test_images_are_pulled_online_and_required_airgapped():
+    tasks = {t["name"]: t for t in _tasks("images.yml")}
+    missing = tasks["Find the lab's images k3s does not have"]["ansible.builtin.set_fact"]["k3s_images_missing"]
+    listing = {"stdout": '{"images": [{"repoTags": ["docker.io/library/ubuntu:22.04"]}, {"repoTags": []}]}'}
+    templar = _templar(k3s_images_present=listing, kai_lab_kai_version="v0.18.6")
+    left = templar.template(trust_as_template(missing))
+    assert "docker.io/library/ubuntu:22.04" not in left
+    assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" in left
+    assert tasks["Pull the lab's images"]["when"] == "not k3s_airgap"
+    assert tasks["Pull the lab's images"]["ansible.builtin.command"]["argv"][1:3] == ["crictl", "pull"]
+    assert "k3s_airgap" in tasks["Fail when an airgapped VM lacks an image"]["when"]

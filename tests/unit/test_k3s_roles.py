@@ -98,17 +98,14 @@ def test_fgo_images_are_not_pulled_in_airgap_mode():
     assert all(value == {"image": {"pullPolicy": "IfNotPresent"}} for value in components.values())
 
 
-def test_fgo_reservation_rbac_is_what_kai_e2e_grants():
-    definition = _task(FGO, "Let FGO's status-updater patch pods")["kubernetes.core.k8s"]["definition"]
-    rendered = _render(_templar(FGO), definition)
-    role, binding = rendered
-    assert (role["kind"], role["metadata"]["name"]) == ("Role", "pods-patcher")
-    assert role["metadata"]["namespace"] == "kai-resource-reservation"
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]
-    assert binding["roleRef"]["name"] == "pods-patcher"
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": "status-updater", "namespace": "gpu-operator"}
-    ]
+def test_fgo_reservation_rbac_comes_from_the_chart_alone():
+    """FGO 0.2.0's chart binds status-updater to ClusterRole fake-status-updater-pod-patch
+    (pods: patch, update) by default; the role must not keep a duplicate Role."""
+    text = (FGO / "tasks" / "k3s.yml").read_text()
+    assert "pods-patcher" not in yaml.safe_dump(yaml.safe_load(text))
+    values = yaml.safe_load(_render(_templar(FGO), (FGO / "templates" / "k3s-values.yaml.j2").read_text()))
+    # The chart's default (podPatchRbac.enabled: true) is not turned off.
+    assert "podPatchRbac" not in yaml.safe_dump(values)
 
 
 # --- chart source, both roles -------------------------------------------------

@@ -1,4 +1,5 @@
-"""The provisioned k3s lab VM, as the learner finds it."""
+"""The provisioned and solved k3s lab VM, as the learner finds it (runs
+first; test_zz_lab_cycle.py grades, resets and tears down afterwards)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,47 @@ def test_queues_crd_is_served(host):
 def test_runtime_classes_do_not_clash(host):
     runtime_class = kubectl_json(host, "get", "runtimeclass", "nvidia")
     assert runtime_class["handler"] == "runc"
+
+
+def test_k3s_keeps_events_for_the_lab_and_runs_no_unused_addons(host):
+    config = host.file("/etc/rancher/k3s/config.yaml").content_string
+    assert "event-ttl=24h" in config
+    for addon in ("traefik", "svclb", "metrics-server"):
+        pods = kubectl_json(host, "get", "pods", "-A")["items"]
+        assert not [p["metadata"]["name"] for p in pods if p["metadata"]["name"].startswith(addon)], addon
+
+
+def test_binder_runs_with_fake_gpu_nodes(host):
+    deployment = kubectl_json(host, "-n", KAI_NAMESPACE, "get", "deployment", "binder")
+    args = deployment["spec"]["template"]["spec"]["containers"][0].get("args", [])
+    assert "--fake-gpu-nodes" in args
+    pods = kubectl_json(host, "-n", KAI_NAMESPACE, "get", "pods", "-l", "app=binder")["items"]
+    assert pods and all("--fake-gpu-nodes" in p["spec"]["containers"][0].get("args", []) for p in pods)
+
+
+def test_fraction_pods_share_one_gpu_through_an_annotated_reservation_pod(host):
+    pods = {p["metadata"]["name"]: p for p in kubectl_json(host, "-n", "kai-lab", "get", "pods")["items"]}
+    fractions = [pods[name] for name in ("fr-1", "fr-2")]
+    assert all(p["status"]["phase"] == "Running" for p in fractions)
+    groups = {p["metadata"]["labels"].get("runai-gpu-group") for p in fractions}
+    assert len(groups) == 1 and None not in groups
+    reservations = kubectl_json(host, "-n", "kai-resource-reservation", "get", "pods")["items"]
+    holders = [r for r in reservations if r["metadata"]["labels"].get("runai-gpu-group") in groups]
+    assert len(holders) == 1
+    assert holders[0]["metadata"]["annotations"].get("run.ai/reserve_for_gpu_index", "").startswith("GPU-")
+    assert holders[0]["status"]["phase"] == "Running"
+
+
+def test_every_pinned_image_is_on_the_vm(host):
+    listed = json.loads(host.check_output("k3s crictl images -o json"))["images"]
+    present = {tag for image in listed for tag in image.get("repoTags") or []}
+    for image in ("docker.io/library/ubuntu:22.04", "docker.io/library/ubuntu:24.04",
+                  "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6",
+                  "ghcr.io/run-ai/fake-gpu-operator/status-updater:0.2.0"):
+        assert image in present, image
+
+
+def test_readiness_probes_left_nothing_behind(host):
+    assert kubectl_json(host, "-n", "kai-lab-probe", "get", "pods")["items"] == []
+    events = kubectl_json(host, "-n", "kai-lab", "get", "events")["items"]
+    assert not [e for e in events if e["involvedObject"].get("name", "").startswith("kai-ready-")]

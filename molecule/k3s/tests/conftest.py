@@ -1,0 +1,45 @@
+"""Shared fixtures of the k3s scenario's checks: kubectl on the VM, and the
+collection's playbooks run from the control host against the VM."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+WORKDIR = '/root/gsb-kai'
+VENV_PYTHON = '/opt/gsb-kai-lab/venv/bin/python'
+
+
+@pytest.fixture(scope='module')
+def kubectl(host):
+    """kubectl on the VM, returning parsed JSON."""
+    def run(*args):
+        cmd = host.run('kubectl ' + ' '.join(args) + ' -o json')
+        assert cmd.rc == 0, cmd.stderr
+        return json.loads(cmd.stdout)
+    return run
+
+
+def lab_inventory(directory):
+    """An inventory with the VM in the group the lab's playbooks target."""
+    path = os.path.join(str(directory), 'k3s-inventory.yml')
+    with open(path, 'w') as handle:
+        json.dump({'kai_lab': {'hosts': {'kai-lab-k3s': {
+            'ansible_host': os.environ['KAI_LAB_K3S_HOST'],
+            'ansible_user': os.environ.get('KAI_LAB_K3S_USER', 'root'),
+            'kai_lab_target': 'k3s'}}}}, handle)
+    return path
+
+
+def run_playbook(name, inventory, *extra, timeout=900):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0',
+               ANSIBLE_NOCOLOR='1')
+    cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope='session')
+def inventory(tmp_path_factory):
+    return lab_inventory(tmp_path_factory.mktemp('k3s'))

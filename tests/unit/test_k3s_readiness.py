@@ -1,0 +1,422 @@
+"""The readiness gate (plugins/module_utils/readiness.py, roles/kai_lab/tasks/ready.yml)
+against a cluster that behaves like the lab's: probe pods are scheduled,
+the binder makes a reservation pod shaped like the one recorded on the sim
+(tests/unit/fixtures/sim/07-fraction.json), fake-gpu-operator annotates it,
+the node lists the images it pulled. Each test breaks one link and checks
+that the gate names that link, within its time limit, and cleans up."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.errors import AnsibleValueOmittedError
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+from conftest import FakeCluster, sim_state
+from role_templating import trust
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, lab_catalog, readiness
+from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate, GateFailure
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE_NS = "kai-lab-probe"
+RES_NS = kai.RESERVATION_NAMESPACE
+SIM_BINDER_ARGS = ["/cache/bin/binder", "--scheduler-name=kai-scheduler", "--fake-gpu-nodes",
+                   "--resource-reservation-namespace=kai-resource-reservation"]
+
+
+class Clock(object):
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def _node(gpus=4, images=("docker.io/library/ubuntu:22.04", "docker.io/library/ubuntu:22.04@sha256:" + "1" * 64)):
+    return {"metadata": {"name": "kai-lab-vm", "uid": "node-uid", "labels": {"run.ai/fake.gpu": "true"}},
+            "status": {"allocatable": {kai.GPU_RESOURCE: str(gpus), "cpu": "8"},
+                       "images": [{"names": list(images)}] if images else []}}
+
+
+def _recorded_reservation_pod():
+    state = sim_state("07-fraction")
+    return copy.deepcopy(state["reservation_pods"][0])
+
+
+class LabCluster(FakeCluster):
+    """A FakeCluster whose probe pods move the way the lab's components move them."""
+
+    def __init__(self, node=None, binder_args=None, annotate=True, pull=True, schedule=True, pods=(),
+                 binder_gives_up_after=10 ** 6, reservation_linger=0):
+        super().__init__({})
+        self._store("v1", "Node", node or _node())
+        if binder_args is not None:
+            self._store("apps/v1", "Deployment", {
+                "metadata": {"name": "binder", "namespace": "kai-scheduler"},
+                "spec": {"template": {"spec": {"containers": [{"name": "binder", "image": "binder:v0.18.6",
+                                                                "args": binder_args}]}}}})
+        for pod in pods:
+            self._store("v1", "Pod", pod)
+        self.annotate = annotate
+        self.reservation_linger = reservation_linger
+        self.reservation_lingers_for = None
+        self.binder_attempts = 0
+        self.binder_gives_up_after = binder_gives_up_after
+        self.pull = pull
+        self.schedule = schedule
+        self.created = []
+
+    def apply(self, obj, dry_run=False, force=True, field_manager=None):
+        if obj["kind"] == "Pod":
+            self.created.append(obj["metadata"]["name"])
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["uid"] = "uid-%d" % len(self.created)
+        return super().apply(obj, dry_run, force, field_manager)
+
+    def get(self, api_version, kind, name, namespace=None):
+        if kind == "Pod" and namespace == PROBE_NS:
+            self._advance(name)
+        if kind == "Pod" and namespace == RES_NS:
+            self._reservation_gc()
+        return super().get(api_version, kind, name, namespace)
+
+    def _advance(self, name):
+        key = self._key("v1", "Pod", name, PROBE_NS)
+        pod = self.objects.get(key)
+        if pod is None or not self.schedule:
+            return
+        pod.setdefault("status", {})
+        pod["spec"]["nodeName"] = "kai-lab-vm"
+        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
+        if kai.gpu_fraction(pod) is not None:
+            # The binder makes the reservation pod first and labels the
+            # fraction pod with the GPU group only when it binds it.
+            group = "9d0e9a52-group-of-" + name
+            reservation = _recorded_reservation_pod()
+            reservation["metadata"]["name"] = "gpu-reservation-kai-lab-vm-probe"
+            reservation["metadata"]["labels"][kai.GPU_GROUP_LABEL] = group
+            if not self.annotate:
+                reservation["metadata"]["annotations"].pop(kai.RESERVATION_GPU_ANNOTATION)
+            self._store("v1", "Pod", reservation)
+            if not self.annotate:
+                pod["spec"].pop("nodeName")
+                pod["status"]["phase"] = "Pending"
+                self.binder_attempts += 1
+                if self.binder_attempts >= self.binder_gives_up_after:
+                    # What KAI v0.12.0's binder recorded on the sim after its 40 s wait.
+                    self._store("v1", "Event", {
+                        "metadata": {"name": name + ".binding", "namespace": PROBE_NS},
+                        "involvedObject": {"kind": "Pod", "name": name, "namespace": PROBE_NS,
+                                           "uid": pod["metadata"]["uid"]},
+                        "reason": "BindingError", "type": "Warning",
+                        "message": "Failed to bind pod %s/%s to node kai-lab-vm: failed waiting for GPU reservation "
+                                   "pod to allocate: %s/gpu-reservation-kai-lab-vm-probe" % (PROBE_NS, name, RES_NS)})
+                return
+            pod["metadata"].setdefault("labels", {})[kai.GPU_GROUP_LABEL] = group
+        if self.pull:
+            pod["status"]["phase"] = "Running"
+        else:
+            pod["status"]["phase"] = "Pending"
+            pod["status"]["containerStatuses"] = [{"name": "probe", "restartCount": 0, "state": {"waiting": {
+                "reason": "ImagePullBackOff", "message": "Back-off pulling image \"ubuntu:22.04\""}}}]
+
+    def delete(self, api_version, kind, name, namespace=None, dry_run=False, propagation="Background"):
+        deleted = super().delete(api_version, kind, name, namespace, dry_run, propagation)
+        if deleted and name == readiness.FRACTION_PROBE:
+            # The binder removes a reservation pod whose fraction pods are gone, a few polls later.
+            self.reservation_lingers_for = self.reservation_linger
+        return deleted
+
+    def _reservation_gc(self):
+        key = self._key("v1", "Pod", "gpu-reservation-kai-lab-vm-probe", RES_NS)
+        if self.reservation_lingers_for is not None:
+            if self.reservation_lingers_for <= 0:
+                self.objects.pop(key, None)
+                self.reservation_lingers_for = None
+            else:
+                self.reservation_lingers_for -= 1
+
+    def probe_pods_left(self):
+        return [key[3] for key in self.objects if key[1] == "Pod" and key[2] in (PROBE_NS, RES_NS)]
+
+
+def _gate(cluster, tmp_path, clock=None, binder_args=SIM_BINDER_ARGS, sim=True, timeout=30, **kwargs):
+    clock = clock or Clock()
+    options = dict(clock=clock, sleep=clock.sleep, timeout=timeout)
+    if sim:
+        pid_file = tmp_path / "binder.pid"
+        pid_file.write_text("4242\n")
+        options.update(binder_pid_file=str(pid_file), pull_images=False,
+                       read_cmdline=lambda pid: list(binder_args) if pid == 4242 else None)
+    options.update(kwargs)
+    return Gate(cluster, PROBE_NS, "ubuntu:22.04", options.pop("timeout"), **options), clock
+
+
+def _statuses(result):
+    return {link["link"]: link["status"] for link in result["links"]}
+
+
+# --- every link works --------------------------------------------------------------
+
+
+def test_sim_lab_passes_every_link_and_leaves_no_probe(tmp_path):
+    cluster = LabCluster()
+    gate, _ = _gate(cluster, tmp_path)
+    result = gate.run()
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "passed", "fraction": "passed",
+                                 "image": "not applicable"}
+    assert "pulls no image" in result["links"][-1]["detail"]
+    fraction = next(link for link in result["links"] if link["link"] == "fraction")
+    assert "GPU-8a252772-30e0-533f-9d07-32784ec7e87c" in fraction["detail"]
+    # Four GPUs free: both probes at once.
+    assert cluster.created == [readiness.GPU_PROBE, readiness.FRACTION_PROBE]
+    assert cluster.probe_pods_left() == []
+    # Nothing was written outside the probe namespace.
+    assert {call[3] for call in cluster.writes} <= {PROBE_NS, None}
+    assert result["probed"] is True
+
+
+def test_the_gate_returns_only_once_the_probes_reservation_pod_is_gone(tmp_path):
+    """The lab's steps count GPUs: a reservation pod left by the probe would hold one."""
+    cluster = LabCluster(reservation_linger=4)
+    _gate(cluster, tmp_path)[0].run()
+    assert cluster.probe_pods_left() == []
+
+
+def test_k3s_lab_reads_the_binder_deployment_and_proves_the_image(tmp_path):
+    cluster = LabCluster(binder_args=["--fake-gpu-nodes", "--scheduler-name=kai-scheduler"])
+    gate, _ = _gate(cluster, tmp_path, sim=False)
+    result = gate.run()
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "passed", "fraction": "passed", "image": "passed"}
+    assert "Deployment kai-scheduler/binder" in result["links"][0]["detail"]
+
+
+def test_a_lab_already_proved_is_not_probed_again(tmp_path):
+    cluster = LabCluster()
+    _gate(cluster, tmp_path)[0].run()
+    cluster.created.clear()
+    result = _gate(cluster, tmp_path)[0].run()
+    assert result["probed"] is False
+    assert cluster.created == []
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "proven", "fraction": "proven",
+                                 "image": "not applicable"}
+    # Forced, or once a component's identity changed, it probes again.
+    assert _gate(cluster, tmp_path, reprove=True)[0].run()["probed"] is True
+    cluster.objects[cluster._key("v1", "Node", "kai-lab-vm", None)]["status"]["allocatable"][kai.GPU_RESOURCE] = "3"
+    assert _gate(cluster, tmp_path)[0].run()["probed"] is True
+
+
+def test_a_restarted_process_invalidates_the_proof(tmp_path):
+    pid_file = tmp_path / "fake-gpu-operator.pid"
+    pid_file.write_text("999999999\n")  # no such process: identity "dead"
+    cluster = LabCluster()
+    _gate(cluster, tmp_path, identity_pid_files=[str(pid_file)])[0].run()
+    pid_file.write_text("1\n")  # now a live process (pid 1)
+    assert _gate(cluster, tmp_path, identity_pid_files=[str(pid_file)])[0].run()["probed"] is True
+
+
+# --- each broken link is named ----------------------------------------------------
+
+
+def test_binder_without_fake_gpu_nodes_is_named_before_any_probe(tmp_path):
+    cluster = LabCluster(node=_node())
+    args = [a for a in SIM_BINDER_ARGS if a != "--fake-gpu-nodes"]
+    gate, clock = _gate(cluster, tmp_path, binder_args=args)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "binder"
+    assert "without --fake-gpu-nodes" in str(failure.value)
+    assert "labelled nodes: kai-lab-vm" in str(failure.value)
+    assert cluster.created == []
+    assert clock.now == 1000.0
+
+
+def test_k3s_binder_deployment_without_the_flag_points_at_the_node_label(tmp_path):
+    node = _node()
+    node["metadata"]["labels"] = {}
+    cluster = LabCluster(node=node, binder_args=["--scheduler-name=kai-scheduler"])
+    with pytest.raises(GateFailure) as failure:
+        _gate(cluster, tmp_path, sim=False)[0].run()
+    assert failure.value.link == "binder"
+    assert "run.ai/fake.gpu=true" in str(failure.value) and "labelled nodes: none" in str(failure.value)
+
+
+def test_a_binder_that_is_not_running_is_named(tmp_path):
+    gate, _ = _gate(LabCluster(), tmp_path, read_cmdline=lambda pid: None)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "binder" and "not running" in str(failure.value)
+
+
+def test_binder_giving_up_on_the_annotation_ends_the_wait_early(tmp_path):
+    cluster = LabCluster(annotate=False, binder_gives_up_after=5)
+    gate, clock = _gate(cluster, tmp_path, timeout=180)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "fraction"
+    assert "BindingError" in str(failure.value) and kai.RESERVATION_GPU_ANNOTATION in str(failure.value)
+    assert clock.now - 1000.0 < 10
+    assert cluster.probe_pods_left() == []
+
+
+def test_a_binding_error_left_by_an_earlier_probe_does_not_fail_a_working_lab(tmp_path):
+    cluster = LabCluster()
+    cluster._store("v1", "Event", {
+        "metadata": {"name": "old.binding", "namespace": PROBE_NS},
+        "involvedObject": {"kind": "Pod", "name": readiness.FRACTION_PROBE, "namespace": PROBE_NS, "uid": "old-uid"},
+        "reason": "BindingError", "message": "failed waiting for GPU reservation pod to allocate: x"})
+    cluster.annotate = False
+    original = cluster._advance
+
+    def annotate_late(name, calls=[0]):
+        calls[0] += 1
+        cluster.annotate = calls[0] > 6
+        original(name)
+
+    cluster._advance = annotate_late
+    result = _gate(cluster, tmp_path)[0].run()
+    assert _statuses(result)["fraction"] == "passed"
+
+
+def test_missing_reservation_annotation_is_named_within_the_time_limit(tmp_path):
+    cluster = LabCluster(annotate=False)
+    gate, clock = _gate(cluster, tmp_path, timeout=20)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    message = str(failure.value)
+    assert failure.value.link == "fraction"
+    assert "gpu-reservation-kai-lab-vm-probe" in message and kai.RESERVATION_GPU_ANNOTATION in message
+    assert "resourceReservationNamespace" in message
+    assert clock.now - 1000.0 <= 20 + 1
+    assert cluster.probe_pods_left() == []
+    # The wait showed how it moved, with seconds.
+    assert any("reservation pod" in line for line in gate.progress)
+
+
+def test_unscheduled_gpu_pod_is_named_with_what_kai_said(tmp_path):
+    cluster = LabCluster(schedule=False)
+    gate, clock = _gate(cluster, tmp_path, timeout=10)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "gpu_pod"
+    assert "1-GPU probe pod" in str(failure.value) and "not bound" in str(failure.value)
+    assert clock.now - 1000.0 <= 11
+
+
+def test_image_that_cannot_be_pulled_on_a_vm_is_named(tmp_path):
+    cluster = LabCluster(binder_args=["--fake-gpu-nodes"], pull=False, node=_node(images=()))
+    with pytest.raises(GateFailure) as failure:
+        _gate(cluster, tmp_path, sim=False, timeout=10)[0].run()
+    assert failure.value.link == "image"
+    assert "ImagePullBackOff" in str(failure.value) and "k3s_airgap_dir" in str(failure.value)
+
+
+# --- a solved lab is not disturbed ----------------------------------------------------
+
+
+def _gpu_holder(name, gpus):
+    pod = lab_catalog.gpu_pod(name, "kai-lab", "research", gpus=gpus)
+    pod["spec"]["nodeName"] = "kai-lab-vm"
+    pod["status"] = {"phase": "Running"}
+    return pod
+
+
+def test_all_gpus_held_skips_the_gpu_probes_and_says_why(tmp_path):
+    holders = [_gpu_holder("tr-%d" % i, 1) for i in range(4)]
+    cluster = LabCluster(pods=holders)
+    result = _gate(cluster, tmp_path)[0].run()
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "skipped", "fraction": "skipped",
+                                 "image": "not applicable"}
+    assert "every GPU is held" in result["links"][1]["detail"]
+    assert cluster.created == [readiness.CPU_PROBE]
+    # Not recorded as proved: the next provision probes again.
+    assert cluster.get("v1", "ConfigMap", readiness.MARKER, PROBE_NS) is None
+
+
+def test_one_free_gpu_runs_the_probes_one_after_the_other(tmp_path):
+    cluster = LabCluster(pods=[_gpu_holder("tr-%d" % i, 1) for i in range(3)])
+    result = _gate(cluster, tmp_path)[0].run()
+    assert _statuses(result)["fraction"] == "passed"
+    deletes = [c[2] for c in cluster.calls if c[0] == "delete"]
+    assert deletes[0] == readiness.GPU_PROBE
+    applies = [c[2] for c in cluster.calls if c[0] == "apply" and c[1] == "Pod"]
+    assert applies == [readiness.GPU_PROBE, readiness.FRACTION_PROBE]
+    # The GPU probe was gone before the fraction probe was created.
+    order = [(c[0], c[2]) for c in cluster.calls if c[0] in ("apply", "delete") and c[1] == "Pod"]
+    assert order.index(("delete", readiness.GPU_PROBE)) < order.index(("apply", readiness.FRACTION_PROBE))
+
+
+def test_check_mode_writes_nothing(tmp_path):
+    cluster = LabCluster()
+    cluster._store("v1", "Namespace", {"metadata": {"name": PROBE_NS}})
+    result = _gate(cluster, tmp_path, check_mode=True)[0].run()
+    assert cluster.writes == []
+    assert _statuses(result)["gpu_pod"] == "skipped"
+
+
+# --- pure parts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--fake-gpu-nodes"], True), (["--fake-gpu-nodes=true"], True), (["--fake-gpu-nodes=false"], False),
+    (["--fake-gpu-nodes-extra"], False), ([], False), (None, False)])
+def test_fake_gpu_flag(args, expected):
+    assert readiness.has_fake_gpu_nodes(args) is expected
+
+
+@pytest.mark.parametrize(("image", "reported"), [
+    ("ubuntu:22.04", "docker.io/library/ubuntu:22.04"),
+    ("ubuntu", "docker.io/library/ubuntu:latest"),
+    ("ghcr.io/run-ai/fake-gpu-operator/status-updater:0.2.0", "ghcr.io/run-ai/fake-gpu-operator/status-updater:0.2.0"),
+])
+def test_image_names_match_what_containerd_reports(image, reported):
+    assert readiness.node_has_image(_node(images=[reported]), image)
+    assert not readiness.node_has_image(_node(images=["docker.io/library/ubuntu:24.04"]), image)
+
+
+def test_probe_image_is_the_lab_pods_image():
+    defaults = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
+    assert defaults["kai_lab_pod_image"] == lab_catalog.p1("kai-lab")["spec"]["containers"][0]["image"]
+
+
+# --- the task file, per target ------------------------------------------------------
+
+
+def _ready_args(target):
+    task = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())[0]
+    variables = trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "defaults" / "main.yml")))
+    variables.update(kai_lab_target=target, kai_lab_sim_state_dir="/state")
+    variables.update(trust(task["vars"]))
+    templar = Templar(loader=DataLoader(), variables=variables)
+    args = {}
+    for key, value in task["gsb.kai_lab.kai_lab_ready"].items():
+        if target == "sim" and key == "identity_pid_files":
+            continue  # a fileglob lookup of the running sim's pid files
+        try:
+            args[key] = templar.template(trust_as_template(value) if isinstance(value, str) else value)
+        except AnsibleValueOmittedError:
+            continue
+    return args
+
+
+def test_sim_reads_the_binder_process_and_pulls_nothing():
+    args = _ready_args("sim")
+    assert args["binder_pid_file"] == "/state/kai/pids/binder.pid"
+    assert args["pull_images"] is False
+    assert args["probe_namespace"] == "kai-lab-probe" != "kai-lab"
+
+
+def test_k3s_reads_the_binder_deployment_and_fingerprints_the_pods():
+    args = _ready_args("k3s")
+    assert "binder_pid_file" not in args
+    assert args["pull_images"] is True
+    assert args["identity_namespaces"] == ["kai-scheduler", "gpu-operator"]
+    assert args["image"] == "ubuntu:22.04"

@@ -1,0 +1,148 @@
+"""Teardown of the k3s VM: roles/k3s/files/k3s-killall.sh run against a
+made-up VM (stub ps, ip, umount, iptables on PATH; kill replaced by a shell
+function, so nothing on this machine is signalled), and the paths
+tasks/teardown.yml removes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.template import trust_as_template
+from test_k3s_artifacts import _get, _tasks, _templar
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "roles" / "k3s" / "files" / "k3s-killall.sh"
+DATA = "/var/lib/rancher/k3s"
+SHIM = DATA + "/data/abc123/bin/containerd-shim-runc-v2"
+# pid ppid args; pids above the kernel's pid_max, in case anything leaked.
+PROCESSES = [
+    (9000001, 1, "/usr/local/bin/k3s server"),
+    (9000010, 1, SHIM + " -namespace k8s.io -id aaa"),
+    (9000011, 9000010, "/pause"),
+    (9000012, 9000010, "/usr/bin/status-updater"),
+    (9000013, 9000012, "sleep infinity"),
+    (9000020, 1, SHIM + " -namespace k8s.io -id bbb"),
+    (9000021, 9000020, "sleep infinity"),
+    (9000030, 1, "/usr/bin/containerd-shim-runc-v2 -namespace moby"),  # not k3s's
+    (9000031, 9000030, "nginx"),
+]
+MOUNTS = """overlay /run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/rootfs overlay rw 0 0
+shm /run/k3s/containerd/io.containerd.grpc.v1.cri/sandboxes/aaa/shm tmpfs rw 0 0
+tmpfs /var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~projected/kube-api-access tmpfs rw 0 0
+nsfs /run/netns/cni-1111-2222 nsfs rw 0 0
+/dev/sda1 / ext4 rw 0 0
+tmpfs /run/user/0 tmpfs rw 0 0
+"""
+RULES = """*filter
+:INPUT ACCEPT [0:0]
+:KUBE-FIREWALL - [0:0]
+:FLANNEL-FWD - [0:0]
+-A INPUT -j KUBE-FIREWALL
+-A FORWARD -s 10.42.0.0/16 -m comment --comment "flanneld forward" -j ACCEPT
+-A INPUT -p tcp --dport 22 -j ACCEPT
+COMMIT
+"""
+
+
+def _stub(directory: Path, name: str, body: str) -> None:
+    path = directory / name
+    path.write_text("#!/bin/bash\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+def _vm(tmp_path: Path, processes=PROCESSES, mounts=MOUNTS, rules=RULES, links=("cni0", "flannel.1"),
+        netns="cni-1111-2222 (id: 0)\nlab-other (id: 1)", veths="7: vethab12@if2: <BROADCAST> mtu 1450 master cni0"):
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "log"
+    table = "\n".join("%d %d %s" % p for p in processes)
+    _stub(stubs, "ps", f'''
+table='{table}'
+if [ "$*" = "-e -o ppid= -o pid=" ]; then printf '%s\\n' "$table" | awk '{{print $2, $1}}'
+elif [ "$*" = "-e -o pid= -o args=" ]; then printf '%s\\n' "$table" | awk '{{$2=""; print}}'
+fi
+''')
+    _stub(stubs, "umount", f'echo "umount $*" >> {log}\n')
+    link_list = " ".join(links)
+    _stub(stubs, "ip", f'''
+case "$*" in
+  "netns list") printf '%s\n' "{netns}" | grep . ;;
+  "-o link show master cni0") printf '%s\n' "{veths}" | grep . ;;
+  "link show "*) for l in {link_list}; do [ "$l" = "$3" ] && exit 0; done; exit 1;;
+  *) echo "ip $*" >> {log};;
+esac
+''')
+    (tmp_path / "rules").write_text(rules)
+    _stub(stubs, "iptables-save", f"cat {tmp_path / 'rules'}\n")
+    _stub(stubs, "iptables-restore", f"cat > {tmp_path / 'restored'}\n")
+    (tmp_path / "mounts").write_text(mounts)
+    (tmp_path / "bashenv").write_text(f'kill() {{ echo "kill $*" >> {log}; }}\n')
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "K3S_DATA_DIR": DATA, "MOUNTS": str(tmp_path / "mounts"),
+           "BASH_ENV": str(tmp_path / "bashenv")}
+    return env, log
+
+
+def _run(tmp_path, **kwargs):
+    env, log = _vm(tmp_path, **kwargs)
+    out = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    lines = log.read_text().splitlines() if log.exists() else []
+    return out.stdout, lines
+
+
+def test_every_shim_is_killed_with_its_whole_tree_and_nothing_else(tmp_path):
+    stdout, log = _run(tmp_path)
+    kills = [line for line in log if line.startswith("kill ")]
+    assert len(kills) == 1
+    killed = set(kills[0].split()[2:])
+    assert killed == {"9000010", "9000011", "9000012", "9000013", "9000020", "9000021"}
+    assert "changed" in stdout
+
+
+def test_mounts_netns_interfaces_and_chains_are_released(tmp_path):
+    _, log = _run(tmp_path)
+    umounts = [line.split()[-1] for line in log if line.startswith("umount")]
+    assert umounts == [
+        "/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/rootfs",
+        "/run/k3s/containerd/io.containerd.grpc.v1.cri/sandboxes/aaa/shm",
+        "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~projected/kube-api-access",
+        "/run/netns/cni-1111-2222",
+    ]
+    assert "ip netns delete cni-1111-2222" in log
+    assert not [line for line in log if "lab-other" in line]
+    assert "ip link delete vethab12" in log
+    assert "ip link delete cni0" in log and "ip link delete flannel.1" in log
+    assert "ip link delete kube-ipvs0" not in log
+    restored = (tmp_path / "restored").read_text()
+    assert "KUBE-" not in restored and "flannel" not in restored.lower()
+    assert "--dport 22 -j ACCEPT" in restored
+
+
+def test_a_clean_vm_reports_no_change(tmp_path):
+    stdout, log = _run(tmp_path, processes=[(9000001, 1, "/sbin/init")], mounts="/dev/sda1 / ext4 rw 0 0\n",
+                       rules="*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", links=(), netns="lab-other (id: 1)", veths="")
+    assert log == []
+    assert "changed" not in stdout
+    assert not (tmp_path / "restored").exists()
+
+
+def test_values_reach_the_script_through_its_environment_only():
+    task = next(t for t in _tasks("teardown.yml") if "ansible.builtin.script" in t)
+    assert task["ansible.builtin.script"]["cmd"] == "k3s-killall.sh"
+    assert set(task["environment"]) == {"K3S_DATA_DIR", "MOUNTS"}
+    assert "{{" not in SCRIPT.read_text()
+
+
+def test_teardown_removes_every_lab_state_directory():
+    templar = _templar()
+    task = next(t for t in _tasks("teardown.yml") if "ansible.builtin.file" in t)
+    assert task["loop"] == "{{ k3s_teardown_paths }}"
+    removed = set(_get(templar, "k3s_teardown_paths"))
+    assert {"/var/lib/cni", "/var/lib/runai", "/var/lib/rancher", "/etc/rancher", "/var/lib/kubelet",
+            "/run/k3s", "/run/flannel", "/usr/local/bin/k3s", "/root/.kube/config"} <= removed
