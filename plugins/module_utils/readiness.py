@@ -32,7 +32,7 @@ import hashlib
 import json
 import time
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, process
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_gpu, process
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.wait import WaitTimeout, wait_until
 
@@ -77,7 +77,7 @@ def deployment_args(deployment, container='binder'):
 
 
 def node_gpus(node):
-    value = (((node or {}).get('status') or {}).get('allocatable') or {}).get(kai.GPU_RESOURCE)
+    value = (((node or {}).get('status') or {}).get('allocatable') or {}).get(kai_gpu.GPU_RESOURCE)
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -89,8 +89,8 @@ def free_gpus_by_node(nodes, pods):
     free = dict((kai.name_of(node), node_gpus(node)) for node in nodes)
     for pod in pods:
         node = kai.pod_node(pod)
-        if node in free and kai.is_placed(pod):
-            free[node] -= kai.gpu_limit(pod)
+        if node in free and kai_gpu.is_placed(pod):
+            free[node] -= kai_gpu.gpu_limit(pod)
     return free
 
 
@@ -98,7 +98,7 @@ def probe_pod(name, namespace, image, gpus=0, fraction=None):
     """A sleeping pod for KAI in the default queue; gpus whole GPUs or a fraction."""
     container = {'name': 'probe', 'image': image, 'command': ['sleep', 'infinity']}
     if gpus:
-        container['resources'] = {'limits': {kai.GPU_RESOURCE: gpus}}
+        container['resources'] = {'limits': {kai_gpu.GPU_RESOURCE: gpus}}
     else:
         container['resources'] = {'requests': {'cpu': '10m'}}
     pod = {'apiVersion': 'v1', 'kind': 'Pod',
@@ -106,7 +106,7 @@ def probe_pod(name, namespace, image, gpus=0, fraction=None):
            'spec': {'schedulerName': kai.SCHEDULER_NAME, 'terminationGracePeriodSeconds': 0,
                     'containers': [container]}}
     if fraction is not None:
-        pod['metadata']['annotations'] = {kai.FRACTION_ANNOTATION: fraction}
+        pod['metadata']['annotations'] = {kai_gpu.FRACTION_ANNOTATION: fraction}
     return pod
 
 
@@ -179,11 +179,11 @@ def is_running(pod):
 
 def reservation_of(fraction_pod, reservation_pods):
     """KAI's reservation pod for a fraction pod's GPU group, or None."""
-    group = kai.gpu_group(fraction_pod)
+    group = kai_gpu.gpu_group(fraction_pod)
     if not group:
         return None
     for pod in reservation_pods:
-        if kai.gpu_group(pod) == group and not kai.meta(pod).get('deletionTimestamp'):
+        if kai_gpu.gpu_group(pod) == group and not kai.meta(pod).get('deletionTimestamp'):
             return pod
     return None
 
@@ -224,7 +224,7 @@ class Gate(object):
     nothing. identity_pid_files / identity_namespaces feed the fingerprint.
     """
 
-    def __init__(self, cluster, probe_namespace, image, timeout, reservation_namespace=kai.RESERVATION_NAMESPACE,
+    def __init__(self, cluster, probe_namespace, image, timeout, reservation_namespace=kai_gpu.RESERVATION_NAMESPACE,
                  kai_namespace='kai-scheduler', binder_pid_file=None, binder_deployment='binder',
                  pull_images=True, identity_pid_files=(), identity_namespaces=(), reprove=False,
                  check_mode=False, clock=time.monotonic, sleep=time.sleep, read_cmdline=None, interval=0.5):
@@ -310,7 +310,7 @@ class Gate(object):
         try:
             self.cluster.apply(pod)
         except ClusterError as exc:
-            raise GateFailure('gpu_pod' if kai.gpu_limit(pod) else 'fraction',
+            raise GateFailure('gpu_pod' if kai_gpu.gpu_limit(pod) else 'fraction',
                               'cannot create probe pod %s/%s: %s (a webhook denial names KAI\'s admission)'
                               % (self.namespace, kai.name_of(pod), exc))
 
@@ -356,7 +356,7 @@ class Gate(object):
                 reservation = new[0] if new else None
             if reservation is not None:
                 self._probe_reservations.add(kai.name_of(reservation))
-            if reservation is not None and not kai.reserved_gpu(reservation):
+            if reservation is not None and not kai_gpu.reserved_gpu(reservation):
                 seen['unannotated'] = self._last_unannotated = kai.name_of(reservation)
             if seen['unannotated'] and pod is not None and self._binder_gave_up(pod):
                 seen['gave_up'] = True
@@ -366,7 +366,7 @@ class Gate(object):
 
         def done(value):
             pod, reservation = value
-            return is_running(pod) and reservation is not None and bool(kai.reserved_gpu(reservation))
+            return is_running(pod) and reservation is not None and bool(kai_gpu.reserved_gpu(reservation))
 
         def describe(value):
             pod, reservation = value
@@ -375,11 +375,11 @@ class Gate(object):
             if reservation is None:
                 return ('no reservation pod in namespace %s yet (the binder creates it once KAI allocated the '
                         'fraction): %s' % (self.reservation_namespace, describe_pod(pod, self._events())))
-            if not kai.reserved_gpu(reservation):
+            if not kai_gpu.reserved_gpu(reservation):
                 return ('reservation pod %s/%s has no %s annotation yet' %
-                        (self.reservation_namespace, kai.name_of(reservation), kai.RESERVATION_GPU_ANNOTATION))
+                        (self.reservation_namespace, kai.name_of(reservation), kai_gpu.RESERVATION_GPU_ANNOTATION))
             return 'reservation pod annotated %s; fraction pod: %s' % (
-                kai.reserved_gpu(reservation), describe_pod(pod, self._events()))
+                kai_gpu.reserved_gpu(reservation), describe_pod(pod, self._events()))
 
         try:
             return self._wait('fraction', 'the gpu-fraction "%s" probe pod to be bound next to its reservation pod'
@@ -393,7 +393,7 @@ class Gate(object):
         return ('KAI\'s reservation pod %s/%s never got the %s annotation, so the fraction pod cannot bind: '
                 'fake-gpu-operator (its status-updater; on the sim its process) writes it only for reservation '
                 'pods in its resourceReservationNamespace, which must be %s. %s'
-                % (self.reservation_namespace, self._last_unannotated, kai.RESERVATION_GPU_ANNOTATION,
+                % (self.reservation_namespace, self._last_unannotated, kai_gpu.RESERVATION_GPU_ANNOTATION,
                    self.reservation_namespace, detail))
 
     def _binder_gave_up(self, pod):
@@ -459,7 +459,7 @@ class Gate(object):
         if not nodes:
             raise GateFailure('gpu_pod', 'no node offers %s: fake-gpu-operator has not given the node its GPUs '
                               '(kubectl get nodes -o custom-columns=NAME:.metadata.name,GPUS:.status.allocatable)'
-                              % kai.GPU_RESOURCE)
+                              % kai_gpu.GPU_RESOURCE)
         digest = self.current_fingerprint(nodes)
         recorded, proven_at = self.recorded_fingerprint()
         if recorded == digest and not self.reprove:
@@ -509,7 +509,7 @@ class Gate(object):
             names.append(FRACTION_PROBE)
         pod, reservation = self.wait_fraction(before)
         self._link('fraction', 'passed', 'reservation pod %s/%s holds %s; fraction pod bound to %s'
-                   % (self.reservation_namespace, kai.name_of(reservation), kai.reserved_gpu(reservation),
+                   % (self.reservation_namespace, kai.name_of(reservation), kai_gpu.reserved_gpu(reservation),
                       kai.pod_node(pod)))
 
     def _busy_links(self, free, names):

@@ -11,7 +11,7 @@ roles/k3s/vars/main.yml) against what references them:
 - fake-gpu-operator 0.2.0: its chart is not available offline; the list is
   checked for the form its chart renders (repository/<component>:<chart
   version>) and for the images its templates name literally.
-- The lab: every image the lab's own manifests (lab_catalog.py) use.
+- The lab: every image the lab's own manifests (plugins/module_utils/steps/) use.
 - The README's airgap table is exactly this list.
 """
 
@@ -29,7 +29,7 @@ from ansible.template import Templar, trust_as_template
 from role_templating import trust
 from test_chart_render import CHART, HELM, KAI, needs_chart, render_values
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction, gang, nolimit, podgroup, preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import image_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,13 +140,13 @@ def test_fgo_images_are_its_chart_version_and_its_literal_images():
 
 
 def _lab_manifests(namespace="kai-lab"):
-    yield lab_catalog.p1(namespace)
-    yield lab_catalog.nl1(namespace)
-    yield lab_catalog.gang_job(namespace)["spec"]["template"]
-    yield from lab_catalog.gang_pods(namespace)
-    yield from lab_catalog.train_pods(namespace)
-    yield lab_catalog.build_pod(namespace)
-    yield from lab_catalog.fraction_pods(namespace)
+    yield podgroup.p1(namespace)
+    yield nolimit.nl1(namespace)
+    yield gang.gang_job(namespace)["spec"]["template"]
+    yield from gang.gang_pods(namespace)
+    yield from preempt.train_pods(namespace)
+    yield preempt.build_pod(namespace)
+    yield from fraction.fraction_pods(namespace)
 
 
 def test_lab_images_are_what_the_lab_manifests_use():

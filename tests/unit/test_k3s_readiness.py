@@ -19,12 +19,13 @@ from ansible.template import Templar, trust_as_template
 from conftest import FakeCluster, sim_state
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, lab_catalog, readiness
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_gpu, readiness
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import base, podgroup
 from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate, GateFailure
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE_NS = "kai-lab-probe"
-RES_NS = kai.RESERVATION_NAMESPACE
+RES_NS = kai_gpu.RESERVATION_NAMESPACE
 SIM_BINDER_ARGS = ["/cache/bin/binder", "--scheduler-name=kai-scheduler", "--fake-gpu-nodes",
                    "--resource-reservation-namespace=kai-resource-reservation"]
 
@@ -42,7 +43,7 @@ class Clock(object):
 
 def _node(gpus=4, images=("docker.io/library/ubuntu:22.04", "docker.io/library/ubuntu:22.04@sha256:" + "1" * 64)):
     return {"metadata": {"name": "kai-lab-vm", "uid": "node-uid", "labels": {"run.ai/fake.gpu": "true"}},
-            "status": {"allocatable": {kai.GPU_RESOURCE: str(gpus), "cpu": "8"},
+            "status": {"allocatable": {kai_gpu.GPU_RESOURCE: str(gpus), "cpu": "8"},
                        "images": [{"names": list(images)}] if images else []}}
 
 
@@ -96,15 +97,15 @@ class LabCluster(FakeCluster):
         pod.setdefault("status", {})
         pod["spec"]["nodeName"] = "kai-lab-vm"
         pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
-        if kai.gpu_fraction(pod) is not None:
+        if kai_gpu.gpu_fraction(pod) is not None:
             # The binder makes the reservation pod first and labels the
             # fraction pod with the GPU group only when it binds it.
             group = "9d0e9a52-group-of-" + name
             reservation = _recorded_reservation_pod()
             reservation["metadata"]["name"] = "gpu-reservation-kai-lab-vm-probe"
-            reservation["metadata"]["labels"][kai.GPU_GROUP_LABEL] = group
+            reservation["metadata"]["labels"][kai_gpu.GPU_GROUP_LABEL] = group
             if not self.annotate:
-                reservation["metadata"]["annotations"].pop(kai.RESERVATION_GPU_ANNOTATION)
+                reservation["metadata"]["annotations"].pop(kai_gpu.RESERVATION_GPU_ANNOTATION)
             self._store("v1", "Pod", reservation)
             if not self.annotate:
                 pod["spec"].pop("nodeName")
@@ -120,7 +121,7 @@ class LabCluster(FakeCluster):
                         "message": "Failed to bind pod %s/%s to node kai-lab-vm: failed waiting for GPU reservation "
                                    "pod to allocate: %s/gpu-reservation-kai-lab-vm-probe" % (PROBE_NS, name, RES_NS)})
                 return
-            pod["metadata"].setdefault("labels", {})[kai.GPU_GROUP_LABEL] = group
+            pod["metadata"].setdefault("labels", {})[kai_gpu.GPU_GROUP_LABEL] = group
         if self.pull:
             pod["status"]["phase"] = "Running"
         else:
@@ -210,7 +211,7 @@ def test_a_lab_already_proved_is_not_probed_again(tmp_path):
                                  "image": "not applicable"}
     # Forced, or once a component's identity changed, it probes again.
     assert _gate(cluster, tmp_path, reprove=True)[0].run()["probed"] is True
-    cluster.objects[cluster._key("v1", "Node", "kai-lab-vm", None)]["status"]["allocatable"][kai.GPU_RESOURCE] = "3"
+    cluster.objects[cluster._key("v1", "Node", "kai-lab-vm", None)]["status"]["allocatable"][kai_gpu.GPU_RESOURCE] = "3"
     assert _gate(cluster, tmp_path)[0].run()["probed"] is True
 
 
@@ -262,7 +263,7 @@ def test_binder_giving_up_on_the_annotation_ends_the_wait_early(tmp_path):
     with pytest.raises(GateFailure) as failure:
         gate.run()
     assert failure.value.link == "fraction"
-    assert "BindingError" in str(failure.value) and kai.RESERVATION_GPU_ANNOTATION in str(failure.value)
+    assert "BindingError" in str(failure.value) and kai_gpu.RESERVATION_GPU_ANNOTATION in str(failure.value)
     assert clock.now - 1000.0 < 10
     assert cluster.probe_pods_left() == []
 
@@ -293,7 +294,7 @@ def test_missing_reservation_annotation_is_named_within_the_time_limit(tmp_path)
         gate.run()
     message = str(failure.value)
     assert failure.value.link == "fraction"
-    assert "gpu-reservation-kai-lab-vm-probe" in message and kai.RESERVATION_GPU_ANNOTATION in message
+    assert "gpu-reservation-kai-lab-vm-probe" in message and kai_gpu.RESERVATION_GPU_ANNOTATION in message
     assert "resourceReservationNamespace" in message
     assert clock.now - 1000.0 <= 20 + 1
     assert cluster.probe_pods_left() == []
@@ -323,7 +324,7 @@ def test_image_that_cannot_be_pulled_on_a_vm_is_named(tmp_path):
 
 
 def _gpu_holder(name, gpus):
-    pod = lab_catalog.gpu_pod(name, "kai-lab", "research", gpus=gpus)
+    pod = base.gpu_pod(name, "kai-lab", "research", gpus=gpus)
     pod["spec"]["nodeName"] = "kai-lab-vm"
     pod["status"] = {"phase": "Running"}
     return pod
@@ -384,7 +385,7 @@ def test_image_names_match_what_containerd_reports(image, reported):
 
 def test_probe_image_is_the_lab_pods_image():
     defaults = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
-    assert defaults["kai_lab_pod_image"] == lab_catalog.p1("kai-lab")["spec"]["containers"][0]["image"]
+    assert defaults["kai_lab_pod_image"] == podgroup.p1("kai-lab")["spec"]["containers"][0]["image"]
 
 
 # --- the task file, per target ------------------------------------------------------
