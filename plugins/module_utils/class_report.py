@@ -142,8 +142,9 @@ def to_csv(summary):
     """One row per learner: score, each step's status, the failing checks' messages."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator='\r\n')
-    writer.writerow(['learner', 'status', 'score', 'points', 'max_points', 'passed']
-                    + [step['id'] for step in summary['steps']] + ['failed_checks', 'message'])
+    header = (['learner', 'status', 'score', 'points', 'max_points', 'passed']
+              + [step['id'] for step in summary['steps']] + ['failed_checks', 'message'])
+    writer.writerow([_spreadsheet_safe(value) for value in header])
     for row in summary['learners']:
         failing = []
         cells = []
@@ -305,6 +306,7 @@ def console_lines(summary):
             lines.append('%-20s %s' % (row['learner'], row['message']))
             continue
         missing = ['%s %s' % (step['id'], step['status']) for step in row['steps'] if step['status'] != PASSED]
-        lines.append('%-20s %5.1f%% %s' % (row['learner'], row['score'] or 0,
-                                          'PASSED' if row['passed'] else 'not passed: ' + ', '.join(missing)))
+        missing.extend('%s %s' % (check['id'], check['status']) for check in row['environment'])
+        verdict = 'PASSED' if row['passed'] else 'not passed: ' + ', '.join(missing)
+        lines.append('%-20s %5.1f%% %s' % (row['learner'], row['score'] or 0, verdict))
     return lines
