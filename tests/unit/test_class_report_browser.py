@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """class.html of the recorded class in headless Chromium: it renders a table,
-no script of a learner runs (the page's title stays), and the screenshot is
-kept as tests/output/class-report.png for a person to look at."""
+no script of a learner runs (the page's title stays), and the screenshots are
+kept as tests/output/class-report*.png for a person to look at."""
 
 from __future__ import annotations
 
@@ -41,3 +41,10 @@ def test_class_page_in_headless_chromium(chromium, tmp_path):
     assert dom.count("<tr>") == 5
     assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in dom
     assert os.path.getsize(screenshot) > 10000
+    # The same page with every failing cell opened, as after clicks: the
+    # learner's <script> shows as text and still does not run.
+    opened = str(tmp_path / "class-open.html")
+    with open(paths[-1]) as page, open(opened, "w") as out:
+        out.write(page.read().replace("<details ", "<details open "))
+    dom = browse.browse(opened, os.path.join(OUTPUT, "class-report-open.png"), mark="pwned")
+    assert "<details open=" in dom
