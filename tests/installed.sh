@@ -57,6 +57,15 @@ fi
 grep -q "No host of the inventory matches 'kai_lab'" <<<"$out" || { echo "$out" | tail -20; echo "no clear message"; exit 1; }
 grep -q "kai_lab_hosts=" <<<"$out" || { echo "the message does not name kai_lab_hosts"; exit 1; }
 
+echo "== a wrong kai_lab_target fails first, with Ansible's message naming the allowed values"
+if out=$(ansible-playbook -i "$work/learners.yml" gsb.kai_lab.provision -e kai_lab_hosts=learners -e kai_lab_target=vm 2>&1); then
+  echo "provision ran with kai_lab_target=vm"; exit 1
+fi
+grep -q "value of kai_lab_target must be one of: sim, k3s, got: vm" <<<"$out" || { echo "$out" | tail -20; exit 1; }
+# Before any work: the argument check is the first task that failed, and nothing ran on the host.
+grep -q "Validating arguments against arg spec 'main'" <<<"$out" && ! grep -q "TASK \[Start the cluster\]" <<<"$out" \
+  || { echo "$out" | tail -20; echo "the wrong target was not caught first"; exit 1; }
+
 echo "== grade with -e kai_lab_hosts=learners: an unreachable learner is a row"
 ansible-playbook -i "$work/learners.yml" gsb.kai_lab.grade -e kai_lab_hosts=learners >"$work/grade.log" 2>&1 \
   || { tail -30 "$work/grade.log"; echo "grade failed on an unreachable learner"; exit 1; }
