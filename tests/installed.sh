@@ -4,7 +4,8 @@
 # path, then, from a directory without this repository's ansible.cfg: the
 # documentation of every module and role, a syntax check of every playbook
 # as gsb.kai_lab.<name>, the clear message for an inventory without a
-# kai_lab group, and a grade run with kai_lab_hosts naming an unreachable
+# kai_lab group, Ansible's own message for a wrong kai_lab_target, and a
+# grade run with kai_lab_hosts naming an unreachable
 # learner, which must be a row of the class summary, not a failed run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
