@@ -7,14 +7,19 @@ PYTHON ?= python3.11
 KAI_LAB_CACHE ?= $(HOME)/.cache/gsb-kai-lab
 REQ_KEY := $(shell cat requirements.txt requirements-test.txt constraints.txt | sha256sum | cut -c1-12)
 VENV := $(KAI_LAB_CACHE)/venv-$(REQ_KEY)
-COLLECTIONS := $(KAI_LAB_CACHE)/collections
 export PATH := $(VENV)/bin:$(KAI_LAB_CACHE)/bin:$(PATH)
-export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+# This checkout is gsb.kai_lab through its committed link .collections/
+# (ansible.cfg says the same; set here too so nothing from the caller's
+# environment shadows it).
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export KAI_LAB_CACHE
 
-.PHONY: lab test venv link provision solve grade reset teardown bench
+.PHONY: lab test venv provision solve grade reset teardown bench
 
-venv: $(VENV)/.installed link
+# `make venv` then `. .venv/bin/activate`: afterwards plain
+# `ansible-playbook playbooks/<name>.yml` works from the repository root.
+venv: $(VENV)/.installed
+	ln -sfn $(VENV) .venv
 
 # The directory name carries the hash of the requirement files, so its
 # presence is enough (a fresh clone's file times say nothing).
@@ -23,12 +28,6 @@ $(VENV)/.installed:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt -c constraints.txt
 	touch $@
-
-# Ansible finds this collection as gsb.kai_lab through a link in the cache,
-# so the repository can stay where it is cloned.
-link:
-	mkdir -p $(COLLECTIONS)/ansible_collections/gsb
-	ln -sfn $(CURDIR) $(COLLECTIONS)/ansible_collections/gsb/kai_lab
 
 # The main job: provision the sim lab, solve it, grade it.
 lab: venv

@@ -20,7 +20,11 @@ stage() {
 stage "ansible-lint (production profile)" ansible-lint --offline --profile production --strict -q
 stage "ansible-test sanity" tests/sanity.sh
 stage "unit tests" python -m pytest -q -p no:cacheprovider tests/unit
+stage "installed collection (build, install, ansible-doc, syntax, missing group)" tests/installed.sh
+stage "execution environment (ansible-builder create)" tests/ee.sh
 stage "molecule scenarios on the sim" tests/molecule.sh
+stage "fresh clone without make: provision, solve, grade (sim in a netns)" tests/checkout.sh
+stage "class of four: three sims in netns and an unreachable host" tests/class.sh
 
 [ ${#failures[@]} -eq 0 ] || printf '\nfailed stages: %s\n' "${failures[*]}"
 printf '\nstages: %d passed, %d failed\n' "$passed" "$failed"

@@ -8,7 +8,9 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 dest=$root/ansible_collections/gsb/kai_lab
 mkdir -p "$dest"
-git -C "$repo" ls-files -co --exclude-standard -z | (cd "$repo" && xargs -0 cp --parents -t "$dest")
+# .collections/ is the checkout's link to itself (ansible.cfg), not content.
+git -C "$repo" ls-files -co --exclude-standard -z | grep -zv '^\.collections/' \
+  | (cd "$repo" && xargs -0 cp --parents -t "$dest")
 if ls "$dest"/tests/sanity/ignore-*.txt >/dev/null 2>&1; then
   echo "sanity ignore files are not allowed" >&2; exit 1
 fi

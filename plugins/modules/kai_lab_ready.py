@@ -139,7 +139,8 @@ broken_link:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import CONNECTION_ARGS, connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate, GateFailure, table
 
