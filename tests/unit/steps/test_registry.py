@@ -49,7 +49,7 @@ def test_lab_steps_lookup_returns_the_registered_steps():
 
 def test_solve_yml_loops_over_the_lookup():
     with open(os.path.join(REPO, "playbooks", "solve.yml")) as handle:
-        play = yaml.safe_load(handle)[0]
+        play = [p for p in yaml.safe_load(handle) if "tasks" in p][0]
     loop = [t for t in play["tasks"] if t["name"] == "Carry out the lab steps in order"][0]["loop"]
     assert loop == "{{ query('gsb.kai_lab.lab_steps') }}"
 
