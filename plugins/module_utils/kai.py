@@ -189,6 +189,19 @@ def _owner(obj):
     return {'kind': owners[0].get('kind'), 'name': owners[0].get('name')}
 
 
+def owner_uid(obj, kind, name):
+    """The uid of obj's owner of this kind and name, or None."""
+    for ref in meta(obj).get('ownerReferences') or []:
+        if ref.get('kind') == kind and ref.get('name') == name:
+            return ref.get('uid')
+    return None
+
+
+def workload_podgroup_name(name, uid):
+    """The PodGroup KAI's pod-grouper makes for a top owner (a Job's pods, one pod): pg-<name>-<uid>."""
+    return 'pg-%s-%s' % (name, uid)
+
+
 def scheduling_conditions(podgroup):
     """status.schedulingConditions as written by KAI's scheduler.
 
