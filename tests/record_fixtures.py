@@ -7,6 +7,10 @@ fraction pods' ConfigMaps) to tests/unit/fixtures/sim/NN-<step>.json. Also
 records KAI's admission denial of a pod with both a GPU fraction and a GPU
 limit, and how the default scheduler places a pod without schedulerName.
 
+With --gang-job instead: steps 1-4, then step 5 as the lab text writes it (the
+Job with kai.scheduler/batch-min-member "3"), saved to gang-job-on-<kai>.json:
+what a KAI before v0.14.7 makes of it.
+
 Usage (with the sim provisioned and reset):
   python tests/record_fixtures.py --kubeconfig ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/kubeconfig.yaml
 """
@@ -25,6 +29,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu  # noqa
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import gpu_pod  # noqa: E402
 
 
@@ -64,9 +69,12 @@ def main():
     parser.add_argument('--kubeconfig', required=True)
     parser.add_argument('--namespace', default='kai-lab')
     parser.add_argument('--kai-version', default='v0.12.0')
+    parser.add_argument('--gang-job', action='store_true', help="record the lab's Job of step 5 after steps 1-4")
     args = parser.parse_args()
     cluster = Cluster(args.kubeconfig)
     workdir = tempfile.mkdtemp(prefix='kai-lab-fixtures-')
+    if args.gang_job:
+        return record_gang_job(cluster, args, workdir)
     for number, step_id in enumerate(steps.STEP_IDS, 1):
         runner = StepRunner(cluster, args.namespace, workdir, args.kai_version)
         result = runner.run(step_id)
@@ -97,6 +105,25 @@ def main():
                            'default_scheduler_pod': strip(cluster.get('v1', 'Pod', 'no-kai', args.namespace)),
                            'default_scheduler_events': events})
     cluster.delete('v1', 'Pod', 'no-kai', args.namespace)
+    return 0
+
+
+def record_gang_job(cluster, args, workdir):
+    for step_id in steps.STEP_IDS[:4]:
+        StepRunner(cluster, args.namespace, workdir, args.kai_version).run(step_id)
+    cluster.apply(gang.gang_job(args.namespace))
+    for _ in range(40):
+        pods = cluster.list('v1', 'Pod', args.namespace, label_selector='job-name=%s' % gang.GANG)
+        if len(pods) == gang.GANG_SIZE and all(kai.pod_phase(p) in ('Running', 'Succeeded') for p in pods):
+            break
+        time.sleep(1.5)
+    time.sleep(3)  # the last events
+    data = snapshot(cluster, args.namespace)
+    data['jobs'] = [strip(cluster.get('batch/v1', 'Job', gang.GANG, args.namespace))]
+    data['files'] = dict((f, open(os.path.join(workdir, f)).read()) for f in sorted(os.listdir(workdir)))
+    data['source'] = ("tests/record_fixtures.py --gang-job on the sim (KAI %s): steps 1-4 by the solver, then the lab's "
+                      "Job gang applied as the lab text writes it" % args.kai_version)
+    save('gang-job-on-%s.json' % args.kai_version, data)
     return 0
 
 

@@ -76,9 +76,11 @@ ENVIRONMENT_CHECK = Check('environment.kai_components', 0, check_kai_components,
 class Snapshot(object):
     """Everything the grader reads, fetched once (a few list calls)."""
 
-    def __init__(self, cluster, namespace, workdir, health=None):
+    def __init__(self, cluster, namespace, workdir, health=None, kai_version='v0.18.6'):
         self.namespace = namespace
         self.workdir = workdir
+        # The KAI version graded against: a check whose form depends on it reads it here.
+        self.kai_version = kai_version
         self.error = None
         self.pods = []
         self.all_pods = []
@@ -136,12 +138,11 @@ class Snapshot(object):
 class Grader(object):
     """Runs every check against one snapshot."""
 
-    def __init__(self, snapshot, lang='ko', deadline=None, kai_version='v0.18.6', time_limit=None):
+    def __init__(self, snapshot, lang='ko', deadline=None, time_limit=None):
         self.snapshot = snapshot
         self.lang = lang
         self.deadline = deadline
         self.time_limit = time_limit
-        self.kai_version = kai_version
 
     def run(self):
         started = time.monotonic()
@@ -162,7 +163,7 @@ class Grader(object):
             'lang': self.lang,
             'namespace': self.snapshot.namespace,
             'workdir': self.snapshot.workdir,
-            'kai_version': self.kai_version,
+            'kai_version': self.snapshot.kai_version,
             'passed': points == total and all(c['status'] == PASSED for c in environment),
             'score': round(100.0 * points / total, 1) if total else 0.0,
             'points': points,

@@ -4,9 +4,10 @@
 """What KAI-Scheduler means by its objects, as pure functions over dicts.
 
 Knows KAI, not the lab: queues, PodGroups and their scheduling conditions,
-the events KAI leaves (who holds which GPU is in kai_gpu.py). Everything here
-takes plain Kubernetes objects (as returned by the API, JSON-decoded) so it
-can be tested against objects recorded from a real cluster.
+the events KAI leaves (who holds which GPU is in kai_gpu.py, the info
+modules' reports in kai_reports.py). Everything here takes plain Kubernetes
+objects (as returned by the API, JSON-decoded) so it can be tested against
+objects recorded from a real cluster.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -189,6 +190,19 @@ def _owner(obj):
     return {'kind': owners[0].get('kind'), 'name': owners[0].get('name')}
 
 
+def owner_uid(obj, kind, name):
+    """The uid of obj's owner of this kind and name, or None."""
+    for ref in meta(obj).get('ownerReferences') or []:
+        if ref.get('kind') == kind and ref.get('name') == name:
+            return ref.get('uid')
+    return None
+
+
+def workload_podgroup_name(name, uid):
+    """The PodGroup KAI's pod-grouper makes for a top owner (a Job's pods, one pod): pg-<name>-<uid>."""
+    return 'pg-%s-%s' % (name, uid)
+
+
 def scheduling_conditions(podgroup):
     """status.schedulingConditions as written by KAI's scheduler.
 
@@ -297,18 +311,3 @@ def _victim(message):
 def unschedulable_messages(events, kind, name):
     """Texts of KAI's Unschedulable events for an object, oldest first."""
     return [e.get('message') or '' for e in events_for(events, kind, name) if e.get('reason') == 'Unschedulable']
-
-
-# ---------------------------------------------------------------- reports for the info modules
-
-def podgroup_report(podgroup, pods, events):
-    """A PodGroup with its reasons, its pods' states and the events of both."""
-    summary = podgroup_summary(podgroup)
-    name = summary['name']
-    members = [p for p in pods if podgroup_name_of_pod(p) == name]
-    related = events_for(events, 'PodGroup', name)
-    for pod in members:
-        related.extend(events_for(events, 'Pod', name_of(pod)))
-    summary['pods'] = [{'name': name_of(p), 'phase': pod_phase(p), 'node': pod_node(p)} for p in members]
-    summary['events'] = [event_summary(e) for e in sorted(related, key=event_time)]
-    return summary

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import (
-    annotations, labels, meta, name_of, number, pod_node, pod_phase)
+    annotations, labels, meta, number, pod_node, pod_phase)
 
 GPU_RESOURCE = 'nvidia.com/gpu'
 FRACTION_ANNOTATION = 'gpu-fraction'
@@ -116,32 +116,3 @@ def shared_gpu_configmap_names(pod):
     if prefix:
         names.add(prefix + '-0')
     return sorted(names)
-
-
-def gpu_allocation(pods, configmaps_by_namespace, reservation_namespace=RESERVATION_NAMESPACE):
-    """Who holds which GPU: totals per node, reservation pods and fraction pods.
-
-    configmaps_by_namespace maps namespace -> {ConfigMap name: object}, for
-    resolving fraction pods' NVIDIA_VISIBLE_DEVICES.
-    """
-    nodes = {}
-    for pod in pods:
-        if is_placed(pod) and gpu_limit(pod):
-            nodes[pod_node(pod)] = nodes.get(pod_node(pod), 0) + gpu_limit(pod)
-    reservations = [{'name': name_of(p), 'node': pod_node(p), 'gpu_group': gpu_group(p), 'gpu': reserved_gpu(p),
-                     'phase': pod_phase(p)}
-                    for p in pods if meta(p).get('namespace') == reservation_namespace]
-    fractions = []
-    for pod in pods:
-        if gpu_fraction(pod) is None:
-            continue
-        namespace = meta(pod).get('namespace')
-        fractions.append({'name': name_of(pod), 'namespace': namespace, 'fraction': gpu_fraction(pod),
-                          'phase': pod_phase(pod), 'node': pod_node(pod), 'gpu_group': gpu_group(pod),
-                          'visible_devices': resolve_env(pod, configmaps_by_namespace.get(namespace, {}))})
-    return {
-        'gpu_allocated': gpu_allocated(pods),
-        'by_node': nodes,
-        'reservation_pods': reservations,
-        'fraction_pods': fractions,
-    }

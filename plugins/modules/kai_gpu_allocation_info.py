@@ -68,6 +68,7 @@ fraction_pods:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_reports
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
@@ -91,7 +92,7 @@ def main():
                     configmaps.setdefault(namespace, {})[name] = cm
     except ClusterError as exc:
         module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, **kai_gpu.gpu_allocation(pods, configmaps, module.params['reservation_namespace']))
+    module.exit_json(changed=False, **kai_reports.gpu_allocation(pods, configmaps, module.params['reservation_namespace']))
 
 
 if __name__ == '__main__':

@@ -161,9 +161,8 @@ def main():
         health = probe_urls(params['health_urls'])
     else:
         health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
-    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health)
-    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, kai_version=params['kai_version'],
-                    time_limit=params['time_limit'])
+    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health, kai_version=params['kai_version'])
+    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
     grade = grader.run()
     grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 

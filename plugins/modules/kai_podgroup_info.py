@@ -85,6 +85,7 @@ podgroups:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_reports
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
@@ -118,7 +119,7 @@ def main():
     except ClusterError as exc:
         module.fail_json(msg=str(exc))
     selected = [pg for pg in podgroups if wanted is None or kai.name_of(pg) == wanted]
-    module.exit_json(changed=False, podgroups=[kai.podgroup_report(pg, pods, events) for pg in selected])
+    module.exit_json(changed=False, podgroups=[kai_reports.podgroup_report(pg, pods, events) for pg in selected])
 
 
 if __name__ == '__main__':

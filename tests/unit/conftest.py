@@ -83,6 +83,11 @@ def derived_state(name):
     return load_json(DERIVED / ("%s.json" % name))
 
 
+def kai_v017_state(name):
+    """Real KAI v0.17.0 objects (fixtures/kai-v0.17.0/, see its README), e.g. kai_v017_state('gang-hand-step8')."""
+    return load_json(FIXTURES / "kai-v0.17.0" / ("%s.json" % name))
+
+
 def mistakes():
     return load_json(SIM / "mistakes.json")
 
@@ -229,6 +234,7 @@ def fixtures():
     class Fixtures(object):
         sim = staticmethod(sim_state)
         derived = staticmethod(derived_state)
+        kai_v017 = staticmethod(kai_v017_state)
         mistakes = staticmethod(mistakes)
         find = staticmethod(find)
         write_files = staticmethod(write_files)
@@ -248,8 +254,8 @@ def grade(tmp_path, fake_cluster, fixtures):
             kai_version="v0.12.0"):
         counter["n"] += 1
         workdir = fixtures.write_files(tmp_path / ("w%d" % counter["n"]), files)
-        snapshot = Snapshot(cluster or fake_cluster(state), NAMESPACE, workdir, health=health)
-        grader = Grader(snapshot, lang=lang, deadline=deadline, kai_version=kai_version, time_limit=deadline_seconds)
+        snapshot = Snapshot(cluster or fake_cluster(state), NAMESPACE, workdir, health=health, kai_version=kai_version)
+        grader = Grader(snapshot, lang=lang, deadline=deadline, time_limit=deadline_seconds)
         return grader.run(), workdir
 
     return run

@@ -10,11 +10,10 @@ import time
 import pytest
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction, gang, limit_fix, nolimit, podgroup, preempt, queues, report
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 from lab_testing import (
-    NS, STEP_CHECKS, FILE_ONLY, TOTAL_WEIGHT, CLUSTER_DOWN, HANGUL, checks, ids_with, solved, both_langs, erased)
+    NS, RECORDED_KAI, STEP_CHECKS, FILE_ONLY, TOTAL_WEIGHT, CLUSTER_DOWN, HANGUL, checks, ids_with, solved, both_langs, erased)
 
 
 @pytest.mark.parametrize("source", ["recorded", "conditions-cleared"])
@@ -113,7 +112,7 @@ def test_binary_garbage_file_does_not_raise(fixtures, fake_cluster, tmp_path):
     workdir = fixtures.write_files(tmp_path / "w", files)
     with open(workdir + "/podgroup.txt", "wb") as handle:
         handle.write(b"\xff\xfe\x00pg\x80\n")
-    result = Grader(Snapshot(fake_cluster(state), NS, workdir), lang="en").run()
+    result = Grader(Snapshot(fake_cluster(state), NS, workdir, kai_version=RECORDED_KAI), lang="en").run()
     assert ids_with(result, FAILED) == ["podgroup.file"]
     assert "says" in checks(result)["podgroup.file"]["message"]
 

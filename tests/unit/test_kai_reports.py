@@ -2,7 +2,7 @@
 kai_gpu_allocation_info), on objects recorded from the real sim."""
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_reports
 
 from conftest import find, sim_state
 
@@ -26,7 +26,7 @@ def test_queue_definition_writes_minus_one_as_unlimited_and_weights():
 def test_podgroup_report_of_the_pending_gang_has_kais_reason_pods_and_events():
     state = sim_state('05-gang')
     podgroup = find(state['podgroups'], 'gang')
-    report = kai.podgroup_report(podgroup, state['pods'], state['events'])
+    report = kai_reports.podgroup_report(podgroup, state['pods'], state['events'])
     assert report['min_member'] == 3
     assert sorted(p['name'] for p in report['pods']) == ['gang-0', 'gang-1', 'gang-2']
     assert all(p['phase'] == 'Pending' and not p['node'] for p in report['pods'])
@@ -40,7 +40,7 @@ def test_podgroup_report_of_the_pending_gang_has_kais_reason_pods_and_events():
 def test_gpu_allocation_of_the_finished_lab():
     state = sim_state('08-report')
     pods = state['pods'] + state['reservation_pods']
-    ledger = kai_gpu.gpu_allocation(pods, {'kai-lab': state['configmaps']})
+    ledger = kai_reports.gpu_allocation(pods, {'kai-lab': state['configmaps']})
     assert ledger['gpu_allocated'] == 4 and ledger['by_node'] == {'kai-lab-vm': 4}
     assert len(ledger['reservation_pods']) == 1
     reserved = ledger['reservation_pods'][0]

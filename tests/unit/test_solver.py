@@ -15,7 +15,6 @@ import pytest
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import report
 
 from lab_testing import NS, RECORDED_KAI, snapshot_files
 

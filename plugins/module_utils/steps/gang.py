@@ -17,7 +17,7 @@ __metaclass__ = type
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, unverified)
+    BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, say_both, unverified)
 
 FILE = 'gang.txt'
 GANG = 'gang'
@@ -148,11 +148,83 @@ WORDS = {
                        '("... required for gang scheduling").',
                  'ko': '갱 파드 세 개가 Pending 일 때 PodGroup 의 status.schedulingConditions[0].message '
                        '("... required for gang scheduling") 를 복사하세요.'},
+        'grouped_alone': {
+            'en': 'this KAI ({version}) groups each pod of a Job alone, before v0.14.7 it ignores '
+                  'kai.scheduler/batch-min-member: Job gang\'s pods {pods} got a PodGroup of one each and were '
+                  'placed one by one, so there was no gang and no gang reason to copy',
+            'ko': '이 KAI({version})는 v0.14.7 이전이라 Job 의 파드를 하나씩 따로 묶고 kai.scheduler/batch-min-member 를 '
+                  '무시합니다: Job gang 의 파드 {pods} 가 각자 PodGroup 하나씩 받아 따로 배치되었으므로 갱이 없었고 '
+                  '복사할 갱 이유도 없습니다'},
+        'grouped_alone_hint': {
+            'en': 'On the sim write the gang as an explicit PodGroup: delete Job gang, create PodGroup gang '
+                  '(scheduling.run.ai/v2alpha2, minMember 3, queue research, priorityClassName train) and pods '
+                  'gang-0, gang-1, gang-2 (1 GPU each, queue research, schedulerName kai-scheduler, annotation '
+                  'pod-group-name: gang), then copy the PodGroup\'s reason.',
+            'ko': '실습 환경(sim)에서는 갱을 PodGroup 으로 직접 만드세요: Job gang 을 지우고 PodGroup gang '
+                  '(scheduling.run.ai/v2alpha2, minMember 3, queue research, priorityClassName train) 과 파드 '
+                  'gang-0, gang-1, gang-2 (각 GPU 1개, research 큐, schedulerName kai-scheduler, annotation '
+                  'pod-group-name: gang) 를 만든 뒤 PodGroup 의 이유를 복사하세요.'},
+        'bare_podgroup': {
+            'en': 'the gang KAI reported is {objects}, not Job gang\'s: on KAI {version} the lab asks for Job gang '
+                  '(parallelism 3, annotation kai.scheduler/batch-min-member: "3"), which KAI groups into PodGroup '
+                  'pg-gang-<job uid>',
+            'ko': 'KAI가 보고한 갱은 Job gang 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job gang '
+                  '(parallelism 3, annotation kai.scheduler/batch-min-member: "3") 을 요구하며 KAI는 이를 PodGroup '
+                  'pg-gang-<job uid> 로 묶습니다'},
+        'bare_podgroup_hint': {
+            'en': 'Delete the hand-made PodGroup and its pods, create Job gang as the lab text says (the annotation on '
+                  'the Job, the queue label on the Job and its pod template) and copy its PodGroup\'s reason.',
+            'ko': '직접 만든 PodGroup 과 파드를 지우고 실습 설명대로 Job gang 을 만든 뒤(annotation 은 Job 에, 큐 레이블은 '
+                  'Job 과 파드 템플릿에) 그 PodGroup 의 이유를 복사하세요.'},
     },
 }
 
 
+def job_pods_grouped_alone(snapshot):
+    """Job gang's pods, each in a PodGroup of its own: how KAI before v0.14.7
+    groups a Job, ignoring kai.scheduler/batch-min-member. {pod: PodGroup}."""
+    pods = [p for p in snapshot.pods if kai.owner_uid(p, 'Job', GANG) or kai.labels(p).get('job-name') == GANG]
+    groups = dict((kai.name_of(p), kai.podgroup_name_of_pod(p)) for p in pods)
+    if len(groups) >= 2 and None not in groups.values() and len(set(groups.values())) == len(groups):
+        return groups
+    return {}
+
+
+def gang_evidence(snapshot):
+    """KAI's gang messages still in the cluster: [(kind, object name, message)]."""
+    seen = [((e.get('involvedObject') or {}).get('kind'), (e.get('involvedObject') or {}).get('name'), e.get('message') or '')
+            for e in snapshot.events
+            if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
+    seen += [('PodGroup', kai.name_of(pg), r['message']) for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg)
+             if kai.GANG_MESSAGE_MARK in r['message']]
+    return seen
+
+
+def job_objects(snapshot):
+    """Names of what Job gang made, from its events and the live objects:
+    its pods ('Created pod: <name>') and its PodGroup (pg-gang-<job uid>)."""
+    pods, uids = set(), set()
+    for event in kai.events_for(snapshot.events, 'Job', GANG):
+        uids.add((event.get('involvedObject') or {}).get('uid'))
+        if (event.get('message') or '').startswith('Created pod: '):
+            pods.add(event['message'][len('Created pod: '):])
+    for pod in snapshot.pods:
+        if kai.owner_uid(pod, 'Job', GANG):
+            pods.add(kai.name_of(pod))
+            uids.add(kai.owner_uid(pod, 'Job', GANG))
+    podgroups = set(kai.workload_podgroup_name(GANG, uid) for uid in uids if uid)
+    podgroups.update(kai.name_of(pg) for pg in snapshot.podgroups if kai.owner_uid(pg, 'Job', GANG))
+    return {'Pod': pods, 'PodGroup': podgroups}
+
+
 def check_reason(snapshot):
+    supported = job_gang_supported(snapshot.kai_version)
+    alone = {} if supported else job_pods_grouped_alone(snapshot)
+    recorded = snapshot.file(FILE)
+    if alone and (recorded is None or kai.GANG_MESSAGE_MARK not in recorded):
+        return failed(say_both(WORDS['gang.reason']['grouped_alone'], version=snapshot.kai_version,
+                               pods=', '.join(sorted(alone))),
+                      {'podgroups': alone}, hint=say_both(WORDS['gang.reason']['grouped_alone_hint']))
     raw = learner.text_file(snapshot, FILE)
     if kai.GANG_MESSAGE_MARK not in raw:
         return failed(bilingual('does not hold KAI\'s gang reason ("... required for gang scheduling"); got: %s' % raw[:120],
@@ -160,14 +232,21 @@ def check_reason(snapshot):
     if not kai.gang_message_requires(raw, GANG_SIZE):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
-    seen = [e.get('message') or '' for e in snapshot.events
-            if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
-    seen += [r['message'] for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg)
-             if kai.GANG_MESSAGE_MARK in r['message']]
+    seen = gang_evidence(snapshot)
     if not seen:
         return unverified(bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched with the cluster',
                                     '갱의 PodGroup 과 이벤트가 없어 클러스터와 대조할 수 없습니다'), {'file': raw})
-    return passed({'file': raw, 'kai': seen[0][:300]})
+    if supported:
+        made_by_job = job_objects(snapshot)
+        by_job = [s for s in seen if s[1] in made_by_job.get(s[0], ())]
+        if not by_job:
+            podgroups = [s for s in seen if s[0] == 'PodGroup'] or seen
+            others = sorted(set('%s %s' % (kind, name) for kind, name, _message in podgroups))
+            return failed(say_both(WORDS['gang.reason']['bare_podgroup'], version=snapshot.kai_version,
+                                   objects=', '.join(others)),
+                          {'file': raw, 'gang_of': others}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint']))
+        seen = by_job
+    return passed({'file': raw, 'kai': seen[0][2][:300]})
 
 
 STEP = Step(

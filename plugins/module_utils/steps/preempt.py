@@ -108,13 +108,25 @@ def check_evicted(snapshot):
     step6_events = [e for name in (BUILD_POD,) + TRAIN_PODS for e in learner.pod_events(snapshot, name)]
     if snapshot.pod(BUILD_POD) is not None and trains_gone and not step6_events:
         # bd-1 runs and a train pod is gone, but the events of step 6 have expired.
-        return unverified(bilingual('no events are left to show who removed %s' % ', '.join(trains_gone),
-                                    '%s 을(를) 누가 지웠는지 보여줄 이벤트가 남아 있지 않습니다' % ', '.join(trains_gone)))
+        return unverified(expired_eviction(trains_gone))
     return failed(bilingual('no Evict event from KAI for a train pod of research; bd-1 did not preempt anything '
                             '(were tr-1 and tr-2 running with priorityClassName train when bd-1 came?)',
                             'research 의 train 파드에 대한 KAI의 Evict 이벤트가 없습니다. bd-1 이 선점하지 않았습니다 '
                             '(bd-1 을 만들 때 tr-1, tr-2 가 priorityClassName train 으로 실행 중이었나요?)'),
                   {'evictions': evictions})
+
+
+def expired_eviction(trains_gone):
+    """Why the eviction cannot be verified: KAI evicts one train pod; when both
+    are gone the other was deleted in step 7, and only the events told which."""
+    if len(trains_gone) == 1:
+        return bilingual('no events are left to show that KAI evicted %s for bd-1' % trains_gone[0],
+                         'KAI가 bd-1 을 위해 %s 을(를) 밀어냈다는 것을 보여줄 이벤트가 남아 있지 않습니다' % trains_gone[0])
+    names = ', '.join(trains_gone)
+    return bilingual('no events are left to show which one of %s KAI evicted for bd-1 (the other is deleted in step 7)'
+                     % names,
+                     '%s 중 KAI가 bd-1 을 위해 밀어낸 하나가 어느 것인지 보여줄 이벤트가 남아 있지 않습니다 '
+                     '(다른 하나는 7단계에서 지웁니다)' % names)
 
 
 STEP = Step(

@@ -10,8 +10,9 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
-from lab_testing import NS, RECORDED_KAI
+from lab_testing import HANGUL, NS, RECORDED_KAI, both_langs, checks, ids_with, solved
 
 
 def by_name(objs):
@@ -78,3 +79,82 @@ def test_stale_gang_txt_from_another_cluster_does_not_skip_the_gang(tmp_path, fi
     with pytest.raises(StepFailed):
         runner.run("gang")  # the fake cluster never decides; what matters is it tried
     assert any(call[0] == "apply" and call[1] == "PodGroup" for call in cluster.writes), cluster.writes
+
+
+# ---------------------------------------------------------------- the form the KAI version asks for
+
+V017 = "v0.17.0"
+
+
+def test_the_lab_job_on_real_kai_v017_passes_from_its_podgroup(grade, fixtures):
+    """Step 5 as the lab text says it, on real KAI v0.17.0: PodGroup pg-gang-<job uid>, minMember 3."""
+    state = fixtures.kai_v017("gang-hand-step5")
+    job_uid = state["jobs"][0]["metadata"]["uid"]
+    assert fixtures.find(state["podgroups"], "pg-gang-%s" % job_uid)["spec"]["minMember"] == 3
+    result, _ = grade(state, state["files"], kai_version=V017)
+    check = checks(result)["gang.reason"]
+    assert check["status"] == PASSED
+    assert "while 3 are required for gang scheduling" in check["evidence"]["kai"]
+
+
+def test_the_finished_lab_on_real_kai_v017_grades_100(grade, fixtures):
+    """After step 6 the Job and its PodGroup are gone; the events of both remain."""
+    state = fixtures.kai_v017("gang-hand-step8")
+    assert state["jobs"] == [] and not [pg for pg in state["podgroups"] if pg["metadata"]["name"].startswith("pg-gang-")]
+    result, _ = grade(state, state["files"], kai_version=V017)
+    assert result["score"] == 100.0
+    assert checks(result)["gang.reason"]["status"] == PASSED
+
+
+def test_a_bare_podgroup_gang_fails_where_kai_groups_the_job(grade, fixtures):
+    """The gang written as PodGroup gang by hand (recorded on KAI v0.12.0), graded for a KAI that
+    groups the lab's Job: the form the text asks for is missing."""
+    state, files = solved(fixtures)
+    en, ko = both_langs(grade, state, files, kai_version=V017)
+    assert ids_with(en, FAILED) == ids_with(ko, FAILED) == ["gang.reason"]
+    check_en, check_ko = checks(en)["gang.reason"], checks(ko)["gang.reason"]
+    assert check_en["message"] == (
+        "gang.txt: the gang KAI reported is PodGroup gang, not Job gang's: on KAI v0.17.0 the lab asks for Job "
+        "gang (parallelism 3, annotation kai.scheduler/batch-min-member: \"3\"), which KAI groups into PodGroup "
+        "pg-gang-<job uid>")
+    assert "create Job gang as the lab text says" in check_en["hint"]
+    assert u"Job gang 의 것이 아니라 PodGroup gang 입니다" in check_ko["message"]
+    assert HANGUL.search(check_ko["hint"])
+    assert check_en["evidence"]["gang_of"] == ["PodGroup gang"]
+
+
+def test_the_bare_podgroup_form_is_right_on_the_sim_kai(grade, fixtures):
+    state, files = solved(fixtures)
+    result, _ = grade(state, files, kai_version=RECORDED_KAI)
+    assert checks(result)["gang.reason"]["status"] == PASSED
+
+
+def test_the_lab_job_on_the_sim_kai_is_named_as_grouped_pod_by_pod(grade, fixtures):
+    """Recorded on the sim (KAI v0.12.0): the lab's Job gets a PodGroup of one per pod, all
+    three run and the Job completes; the grader says why and what to do on the sim."""
+    state = fixtures.sim("gang-job-on-v0.12.0")
+    job_pods = sorted(p["metadata"]["name"] for p in state["pods"] if p["metadata"]["name"].startswith("gang-"))
+    assert [p["spec"]["minMember"] for p in state["podgroups"] if p["metadata"]["name"].startswith("pg-gang-")] == [1] * 3
+    assert state["jobs"][0]["status"]["succeeded"] == 3
+    files = dict(state["files"], **{"gang.txt": "nothing stayed Pending\n"})
+    en, ko = both_langs(grade, state, files)
+    check_en, check_ko = checks(en)["gang.reason"], checks(ko)["gang.reason"]
+    assert check_en["status"] == check_ko["status"] == FAILED
+    assert check_en["message"] == (
+        "gang.txt: this KAI (v0.12.0) groups each pod of a Job alone, before v0.14.7 it ignores "
+        "kai.scheduler/batch-min-member: Job gang's pods %s got a PodGroup of one each and were placed one by one, "
+        "so there was no gang and no gang reason to copy" % ", ".join(job_pods))
+    assert "explicit PodGroup" in check_en["hint"] and "pod-group-name: gang" in check_en["hint"]
+    assert u"갱이 없었고" in check_ko["message"] and HANGUL.search(check_ko["hint"])
+    assert sorted(check_en["evidence"]["podgroups"]) == job_pods
+    # Without gang.txt the learner is told the same, not just that the file is missing.
+    result, _ = grade(state, state["files"])
+    assert "groups each pod of a Job alone" in checks(result)["gang.reason"]["message"]
+
+
+def test_the_job_grouped_as_one_is_no_mistake_on_any_kai(grade, fixtures):
+    """Real KAI v0.17.0's one PodGroup for the Job is not the grouped-alone shape, whatever version is given."""
+    state = fixtures.kai_v017("gang-hand-step5")
+    for version in (RECORDED_KAI, V017):
+        result, _ = grade(state, state["files"], kai_version=version)
+        assert checks(result)["gang.reason"]["status"] == PASSED, version

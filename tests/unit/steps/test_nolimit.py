@@ -8,7 +8,7 @@ import os
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit, report
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import PASSED
 
 from lab_testing import NS, RECORDED_KAI, checks

@@ -7,10 +7,10 @@ import copy
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import podgroup, preempt
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
-from lab_testing import NS, checks, ids_with, solved
+from lab_testing import NS, both_langs, checks, ids_with, solved
 
 
 def by_name(objs):
@@ -64,3 +64,31 @@ def test_expired_step6_events_leave_preempt_unverified_not_failed(grade, fixture
     result, _ = grade(state, files)
     assert checks(result)["preempt.evicted"]["status"] == UNVERIFIED
     assert checks(result)["preempt.build_running"]["status"] == PASSED
+
+
+# ---------------------------------------------------------------- expired events name the one evicted
+
+def test_expired_events_with_one_train_pod_gone_name_that_one(grade, fixtures):
+    """After step 6 (tr-2 evicted, tr-1 still running) the events expire."""
+    state = fixtures.sim("06-preempt")
+    assert fixtures.find(state["pods"], "tr-1") and not fixtures.find(state["pods"], "tr-2")
+    state["events"] = []
+    en, ko = both_langs(grade, state, state["files"])
+    assert checks(en)["preempt.evicted"]["status"] == UNVERIFIED
+    assert checks(en)["preempt.evicted"]["message"] == \
+        "Could not be verified: no events are left to show that KAI evicted tr-2 for bd-1"
+    assert "tr-1" not in checks(ko)["preempt.evicted"]["message"]
+    assert u"tr-2 을(를) 밀어냈다는" in checks(ko)["preempt.evicted"]["message"]
+
+
+def test_expired_events_on_real_kai_v017_say_one_of_the_two_was_evicted(grade, fixtures):
+    """The finished lab on real KAI v0.17.0 with kai-lab's events deleted (the 1 h event TTL):
+    tr-2 was evicted, tr-1 deleted in step 7; nothing left says which."""
+    state = fixtures.kai_v017("gang-hand-step8")
+    evicted = [e for e in state["events"] if e["reason"] == "Evict"]
+    assert [e["message"].split()[1] for e in evicted] == ["kai-lab/tr-2"]
+    state["events"] = []
+    result, _ = grade(state, state["files"], kai_version="v0.17.0")
+    assert checks(result)["preempt.evicted"]["message"] == (
+        "Could not be verified: no events are left to show which one of tr-1, tr-2 KAI evicted for bd-1 "
+        "(the other is deleted in step 7)")

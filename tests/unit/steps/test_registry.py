@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction, nolimit, podgroup
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit, podgroup
 
 from ansible_collections.gsb.kai_lab.plugins.lookup.lab_steps import LookupModule
 from ansible_collections.gsb.kai_lab.plugins.modules import kai_lab_step
