@@ -28,9 +28,9 @@ Reading (grader and solver)::
   ``..`` and absolute names are refused), then ``fstat`` must show a regular
   file (FIFOs, devices, sockets and directories are refused before any read)
   of at most ``MAX_BYTES`` (256 KiB); the read itself is bounded too.
-- Text must be UTF-8 (a BOM is dropped): anything else is a problem naming
-  the offset of the first bad byte, since the lab text and KAI write UTF-8 and
-  a replacement character would silently change what is graded.
+- Text is UTF-8 (a BOM is dropped); bytes that are not UTF-8 become U+FFFD,
+  so such a file fails its check on its content, never with a
+  UnicodeDecodeError.
 - YAML is checked event by event first: aliases (``*name``, the alias bomb)
   are refused, nesting deeper than ``MAX_DEPTH`` is refused, an unquoted date
   or timestamp stays the string it was written as, and tags with no JSON
@@ -147,6 +147,27 @@ def printable(value, limit=EXCERPT):
     if len(value) > limit:
         value = value[:max(limit - 1, 0)].rstrip() + u'\u2026'
     return value
+
+
+def bounded(value, depth=16, items=100, text=500):
+    """A JSON-compatible copy of evidence, bounded for grade.json and the module's result.
+
+    Strings go through printable(text); lists and mappings keep their first
+    items entries; nesting below depth becomes '...'; any other type (a date,
+    bytes) becomes its printable string. Iterative in effect: depth is small.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return printable(value, text)
+    if depth <= 0:
+        return u'\u2026'
+    if isinstance(value, dict):
+        return dict((printable(key, 100), bounded(item, depth - 1, items, text))
+                    for key, item in list(value.items())[:items])
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [bounded(item, depth - 1, items, text) for item in list(value)[:items]]
+    return printable(value, text)
 
 
 # ---------------------------------------------------------------- opening
@@ -311,16 +332,15 @@ def read_bytes(workdir, name, limit=MAX_BYTES):
 
 
 def decode_text(name, data):
-    """UTF-8 text of data as a LearnerFile, or the problem naming the first bad byte."""
+    """The text of data as a LearnerFile: UTF-8, a BOM dropped, bytes that are not UTF-8 as U+FFFD.
+
+    Replacement, not refusal: the check then judges the text it can see and
+    fails with its own words (the replacement characters show in the
+    evidence), and the solver compares and backs up the bytes as they are.
+    """
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
-    try:
-        return LearnerFile(name, data.decode('utf-8'))
-    except UnicodeDecodeError as exc:
-        return _problem(name, 'is not UTF-8 text (byte 0x%02x at offset %d): save it as UTF-8'
-                        % (bytearray(data[exc.start:exc.start + 1])[0], exc.start),
-                        'UTF-8 텍스트가 아닙니다 (오프셋 %d 의 바이트 0x%02x). UTF-8 로 저장하세요'
-                        % (exc.start, bytearray(data[exc.start:exc.start + 1])[0]))
+    return LearnerFile(name, data.decode('utf-8', 'replace'))
 
 
 def read_text(workdir, name, limit=MAX_BYTES):
@@ -355,7 +375,8 @@ def _too_deep(name, fmt):
 
 def _unreadable(name, fmt, error):
     error = printable(error, 200)
-    return _problem(name, 'is not valid %s: %s' % (fmt, error), '올바른 %s 가 아닙니다: %s' % (fmt, error))
+    return LearnerFile(name, problem=both('%s cannot be read as %s: %s' % (printable(name, 80), fmt, error),
+                                          '%s 을(를) %s(으)로 읽을 수 없습니다: %s' % (printable(name, 80), fmt, error)))
 
 
 def parse_json(name, raw):

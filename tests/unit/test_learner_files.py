@@ -207,13 +207,13 @@ def test_parsed_yaml_always_serialises_as_json(workdir):
 def test_invalid_yaml_and_json_are_problems_with_the_parsers_words(workdir):
     (workdir / "p1.yaml").write_text("a: [1,\n")
     (workdir / "report.json").write_text("{'gpu_allocated': 1}")
-    assert "is not valid YAML: " in lf.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
-    assert "is not valid JSON: Expecting property name" in lf.read_json(str(workdir), "report.json").problem["en"]
+    assert "p1.yaml cannot be read as YAML: " in lf.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
+    assert "cannot be read as JSON: Expecting property name" in lf.read_json(str(workdir), "report.json").problem["en"]
 
 
 def test_integer_too_long_for_python_is_a_problem_not_a_crash(workdir):
     (workdir / "p1.yaml").write_text("a: %s\n" % ("9" * 5000))
-    assert "is not valid YAML" in lf.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
+    assert "cannot be read as YAML" in lf.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
 
 
 # ---------------------------------------------------------------- item 5, 7
@@ -235,10 +235,21 @@ def test_printable_output_is_valid_xml():
     assert document.documentElement.getAttribute("b") == text
 
 
-def test_non_utf8_file_is_a_problem_naming_the_offset(workdir):
+def test_non_utf8_bytes_become_replacement_characters(workdir):
     (workdir / "nolimit.txt").write_bytes(b"Limit is 0 GPUs\xff\xfe")
     result = read_bounded("read_text", workdir, "nolimit.txt")
-    assert "is not UTF-8 text (byte 0xff at offset 15): save it as UTF-8" in problem_en(result)
+    assert result["problem"] is None and result["content"] == "Limit is 0 GPUs\ufffd\ufffd"
+
+
+def test_bounded_evidence_is_json_of_bounded_size():
+    deep = current = {}
+    for _ in range(900):
+        current["x"] = current = {}
+    evidence = lf.bounded({"file": "a\nb" * 10000, "deep": deep, "many": list(range(1000)),
+                           "date": __import__("datetime").date(2026, 12, 1), "raw": b"\xff"})
+    text = json.dumps(evidence)
+    assert len(text) < 5000 and "\\n" not in text
+    assert evidence["date"] == "2026-12-01" and len(evidence["many"]) == 100
 
 
 def test_utf8_bom_is_dropped(workdir):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_catalog
+from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
 
 from conftest import COLLECTION_PATH, REPO
 
@@ -55,7 +55,7 @@ def backups(workdir):
 
 def test_role_knows_the_same_file_names_as_the_lab_steps():
     role_vars = yaml.safe_load((REPO / "roles/kai_lab/vars/main.yml").read_text())
-    assert sorted(role_vars["kai_lab_files"]) == sorted(lab_catalog.FILES.values())
+    assert sorted(role_vars["kai_lab_files"]) == sorted(name for step in steps.STEPS for name in step.files)
 
 
 def test_planted_backup_symlink_is_never_followed_and_only_lab_files_move(tmp_path):
