@@ -332,3 +332,17 @@ def test_transport_failure_becomes_cluster_error_naming_the_host():
         cluster.get("v1", "Pod", "p1", "kai-lab")
     assert "https://10.0.0.1:6443" in str(info.value)
     assert "(connection refused)" in str(info.value)
+
+
+def test_grader_snapshot_with_a_crafted_configmap_annotation_never_requests_another_path():
+    """Issue 13 item 8, through the grader's Snapshot and the real request path."""
+    from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Snapshot
+    pod = {"metadata": {"name": "fr-1", "namespace": "kai-lab", "annotations": {
+        kai_gpu.FRACTION_ANNOTATION: "0.5",
+        kai_gpu.SHARED_GPU_CONFIGMAP_ANNOTATION: "../../kube-system/secrets/admin-token#"}}}
+    cluster = cluster_with({"items": []}, {"items": [pod]}, {"items": []}, {"items": []})
+    snapshot = Snapshot(cluster, "kai-lab", "/nonexistent")
+    assert snapshot.error is None and snapshot.configmaps == {}
+    paths = [call["path"] for call in cluster.api.calls]
+    assert len(paths) == 4 and not any("secrets" in path or "kube-system" in path for path in paths)
