@@ -16,17 +16,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     FAILED, PASSED, UNVERIFIED, Check, Result, Stop, bilingual, failed, passed, say, say_both)
 
 SCHEMA_VERSION = 1
+MESSAGE_LIMIT = 1000
 
 WORDS = {
     'unverified': {
@@ -89,6 +90,7 @@ class Snapshot(object):
         self.queues = []
         self.configmaps = {}
         self.health = health or {}
+        self._files = {}
         try:
             self.queues = cluster.list(kai.QUEUE_API, 'Queue')
             self.all_pods = cluster.list('v1', 'Pod')
@@ -126,13 +128,15 @@ class Snapshot(object):
                       if kai.name_of(p) == name and kai.meta(p).get('namespace') != self.namespace
                       and kai.meta(p).get('namespace') != kai_gpu.RESERVATION_NAMESPACE)
 
+    def read(self, name):
+        """The learner's file as a learner_files.LearnerFile, read once per grade."""
+        if name not in self._files:
+            self._files[name] = learner_files.read_text(self.workdir, name)
+        return self._files[name]
+
     def file(self, name):
-        path = os.path.join(self.workdir, name)
-        try:
-            with open(path, 'rb') as handle:
-                return handle.read().decode('utf-8', 'replace')
-        except (IOError, OSError):
-            return None
+        """The learner's file as text, or None when it is missing or cannot be used."""
+        return self.read(name).content
 
 
 class Grader(object):
@@ -186,7 +190,7 @@ class Grader(object):
         except Stop as stop:
             return stop.result
         except Exception as exc:  # a learner's file of an unexpected shape: a failing check, not a crash
-            what = '%s: %s' % (type(exc).__name__, str(exc)[:160])
+            what = '%s: %s' % (type(exc).__name__, learner_files.printable(exc, 160))
             return failed(bilingual('its input has an unexpected shape, so it cannot be interpreted (%s); '
                                     'compare your file with the lab text' % what,
                                     '입력의 형태가 예상과 달라 해석할 수 없습니다 (%s). 파일을 실습 설명과 비교하세요' % what))
@@ -196,11 +200,16 @@ class Grader(object):
         result = self.result_of(check)
         graded = {'id': check.id, 'step': check.step_id, 'weight': check.weight,
                   'description': say(check.words['desc'], self.lang),
-                  'status': result.status, 'passed': result.status == PASSED, 'evidence': result.evidence}
+                  'status': result.status, 'passed': result.status == PASSED,
+                  # Evidence may quote a learner's file: bounded, JSON-only.
+                  'evidence': learner_files.bounded(result.evidence)}
         if result.status == PASSED:
             graded['message'], graded['hint'] = 'OK', ''
         else:
-            graded['message'], graded['hint'] = self.wording(check, result)
+            # One printable line each: learner text in them cannot forge a
+            # console line or break the JUnit XML.
+            graded['message'], graded['hint'] = (learner_files.printable(words, MESSAGE_LIMIT)
+                                                 for words in self.wording(check, result))
         graded['duration'] = round(time.monotonic() - started, 4)
         return graded
 

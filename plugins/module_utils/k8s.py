@@ -14,7 +14,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 import traceback
+
+try:
+    from urllib.parse import quote
+except ImportError:  # Python 2 has no urllib.parse; sanity still imports the file there
+    from urllib import quote
 
 try:
     from kubernetes import client as k8s_client
@@ -56,6 +62,28 @@ class NotSupportedKind(ClusterError):
     pass
 
 
+class InvalidName(ClusterError):
+    """A name or namespace no object of the lab's kinds can have."""
+
+
+# Names of every kind above are RFC 1123 subdomains (namespaces: labels). A
+# value from a learner's manifest or an annotation ('runai/shared-gpu-configmap'
+# is a crafted one) must never steer a request to another path: the API
+# server decodes %2F back to '/' before routing, so quoting alone is not
+# enough and such values are refused; what passes is quoted all the same.
+_NAME = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+_NAME_MAX = 253
+
+
+def path_segment(value, what='name'):
+    """value quoted for one segment of an API path, or InvalidName."""
+    if not isinstance(value, str) or len(value) > _NAME_MAX or not _NAME.match(value):
+        shown = repr(value)
+        raise InvalidName('%s %s is not a valid Kubernetes name (lowercase letters, digits, "-" and "."; '
+                          'no "/"), so no object has it' % (what, shown if len(shown) <= 80 else shown[:79] + '...'))
+    return quote(value, safe='')
+
+
 def kind_path(api_version, kind, namespace=None, name=None):
     try:
         prefix, plural, namespaced = KINDS[(api_version, kind)]
@@ -63,10 +91,10 @@ def kind_path(api_version, kind, namespace=None, name=None):
         raise NotSupportedKind('%s %s is not a kind this collection handles' % (api_version, kind))
     path = '/' + prefix
     if namespaced and namespace:
-        path += '/namespaces/%s' % namespace
+        path += '/namespaces/' + path_segment(namespace, 'namespace')
     path += '/' + plural
     if name:
-        path += '/' + name
+        path += '/' + path_segment(name, '%s name' % kind)
     return path
 
 
@@ -113,9 +141,13 @@ class Cluster(object):
 
     # ------------------------------------------------------------ reads
     def get(self, api_version, kind, name, namespace=None):
-        """The object, or None when it does not exist."""
+        """The object, or None when it does not exist (or its name is one no object can have)."""
         try:
-            return self.request('GET', kind_path(api_version, kind, namespace, name))
+            path = kind_path(api_version, kind, namespace, name)
+        except InvalidName:
+            return None
+        try:
+            return self.request('GET', path)
         except ApiException as exc:
             if exc.status == 404:
                 return None

@@ -19,6 +19,8 @@ QUEUE_API = 'scheduling.run.ai/v2'
 PODGROUP_API = 'scheduling.run.ai/v2alpha2'
 QUEUE_LABEL = 'kai.scheduler/queue'
 SCHEDULER_NAME = 'kai-scheduler'
+# The component name on the scheduler's events (source.component).
+SCHEDULER_COMPONENT = 'kai-scheduler'
 PODGROUP_ANNOTATION = 'pod-group-name'
 BATCH_MIN_MEMBER_ANNOTATION = 'kai.scheduler/batch-min-member'
 UNLIMITED = -1
@@ -286,14 +288,32 @@ def scheduled_by(events, pod_name):
     return None
 
 
+def reported_by_scheduler(event):
+    """Did KAI's scheduler report this event?
+
+    Anyone allowed to create events in the namespace can write one with any
+    reason and message, so an event counts as KAI's only when its reporter
+    (source.component, reportingComponent, reportingController: whichever
+    are set) is the scheduler, as on every real KAI event recorded
+    (v0.12.0 sim fixtures, v0.17.0 hand-step6: source.component and
+    reportingComponent 'kai-scheduler').
+    """
+    reporters = [value for value in ((event.get('source') or {}).get('component'),
+                                     event.get('reportingComponent'), event.get('reportingController'))
+                 if value]
+    return bool(reporters) and all(value == SCHEDULER_COMPONENT for value in reporters)
+
+
 def eviction_events(events):
-    """KAI's preemption/reclaim notices: PodGroup 'Evict' events.
+    """KAI's preemption/reclaim notices: 'Evict' events the scheduler reported about a PodGroup.
 
     Message: 'Pod ns/victim was preempted by higher priority workload ns/pg'.
+    Others (another reporter, another kind of object) are not KAI's decision.
     """
     result = []
     for event in sorted(events, key=event_time):
-        if event.get('reason') == 'Evict':
+        if event.get('reason') == 'Evict' and reported_by_scheduler(event) \
+                and (event.get('involvedObject') or {}).get('kind') == 'PodGroup':
             summary = event_summary(event)
             summary['victim'] = _victim(summary['message'])
             result.append(summary)

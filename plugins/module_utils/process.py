@@ -16,6 +16,7 @@ __metaclass__ = type
 import os
 import signal
 import subprocess
+import tempfile
 import time
 
 
@@ -107,27 +108,96 @@ def start(argv, pid_file, log_file, env=None, cwd=None):
             env=full_env, cwd=cwd, start_new_session=True, close_fds=True)
     with open(pid_file + '.start', 'w') as handle:
         handle.write('%s\n' % (start_time(proc.pid) or ''))
-    with open(pid_file + '.tmp', 'w') as handle:
+    # A unique temporary name, never a fixed .tmp one that could be a planted symlink.
+    fd, temporary = tempfile.mkstemp(prefix='.%s.' % os.path.basename(pid_file), dir=os.path.dirname(pid_file) or '.')
+    with os.fdopen(fd, 'w') as handle:
         handle.write('%d\n' % proc.pid)
-    os.rename(pid_file + '.tmp', pid_file)
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, pid_file)
     return proc
+
+
+def _pidfd_open(pid):
+    """A pidfd for pid (Linux >= 5.3, Python >= 3.9), or None where there is none."""
+    opener = getattr(os, 'pidfd_open', None)
+    if opener is None or getattr(signal, 'pidfd_send_signal', None) is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:  # gone already, or a kernel without pidfds
+        return None
+
+
+class _Target(object):
+    """One checked process to signal: by pidfd, so a reused pid is never hit.
+
+    The pidfd is taken before the identity check; the check is then known to
+    be about the pidfd's process when that process is still there after it.
+    Without pidfds, every signal re-checks the start time first (a narrow
+    window remains, as with any pid-based supervisor).
+    """
+
+    def __init__(self, pid, pidfd, started):
+        self.pid = pid
+        self.pidfd = pidfd
+        self.started = started
+
+    def alive(self):
+        """True while the checked process runs (not a zombie)."""
+        if self.pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self.pidfd, 0)
+            except OSError:
+                return False
+        # With a pidfd held, /proc/<pid> is this very process while it exists.
+        return start_time(self.pid) == self.started and process_cmdline(self.pid) is not None
+
+    def send(self, signum):
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signum)
+            elif start_time(self.pid) == self.started:
+                os.kill(self.pid, signum)
+        except OSError:  # exited meanwhile
+            pass
+
+    def close(self):
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+def _checked_target(pid_file, argv):
+    pid = read_pid(pid_file)
+    if pid is None:
+        return None
+    pidfd = _pidfd_open(pid)
+    target = _Target(pid, pidfd, start_time(pid))
+    if target.started is None or running_pid(pid_file, argv) != pid or not target.alive():
+        target.close()
+        return None
+    return target
 
 
 def stop(pid_file, timeout=10.0, argv=None):
     """Stop the recorded process: SIGTERM, then SIGKILL after timeout seconds.
 
-    Returns True when a process was stopped.
+    Returns True when a process was stopped. Both signals go to the process
+    whose identity was checked, never to a later process that got its pid.
     """
-    pid = running_pid(pid_file, argv)
+    target = _checked_target(pid_file, argv)
     stopped = False
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and process_cmdline(pid):
-            time.sleep(0.1)
-        if process_cmdline(pid):
-            os.kill(pid, signal.SIGKILL)
-        stopped = True
+    if target is not None:
+        try:
+            target.send(signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and target.alive():
+                time.sleep(0.1)
+            if target.alive():
+                target.send(signal.SIGKILL)
+            stopped = True
+        finally:
+            target.close()
     for path in (pid_file, pid_file + '.argv', pid_file + '.start'):
         if os.path.exists(path):
             os.remove(path)

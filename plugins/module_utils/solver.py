@@ -17,10 +17,10 @@ __metaclass__ = type
 
 import json
 import os
-import shutil
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, admission_denial
 from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_view import LabView
@@ -90,34 +90,33 @@ class StepRunner(object):
 
     # ------------------------------------------------------------ learner files
     def write_file(self, name, content):
-        """Write a learner file; an existing different file is kept as a backup."""
-        path = os.path.join(self.workdir, name)
-        if os.path.exists(path):
-            with open(path) as handle:
-                if handle.read() == content:
-                    return False
+        """Write a learner file; an existing different file is kept as a backup.
+
+        Through learner_files: a unique backup created exclusively (a link is
+        kept as the link), then mkstemp + rename. A directory or FIFO where
+        the file belongs fails the step naming it; nothing is lost.
+        """
+        try:
+            changed, backup = learner_files.replace_learner_file(self.workdir, name, content,
+                                                                 check_mode=self.check_mode)
+        except learner_files.LearnerFileError as exc:
+            raise StepFailed(self.step, 'to write %s in %s' % (name, self.workdir), {'file': name},
+                             exc.problem['en'])
+        if not changed:
+            return False
         self.changed = True
         if self.check_mode:
             return True
-        if not os.path.isdir(self.workdir):
-            os.makedirs(self.workdir, 0o700)
-        if os.path.exists(path):
-            backup = '%s.bak-%s' % (path, time.strftime('%Y%m%d%H%M%S'))
-            shutil.copy2(path, backup)
+        if backup:
             self.backups.append(backup)
-        with open(path + '.tmp', 'w') as handle:
-            handle.write(content)
-        os.rename(path + '.tmp', path)
+        path = os.path.join(self.workdir, name)
         self.files_written.append(path)
         self.note('wrote %s' % path)
         return True
 
     def read_file(self, name):
-        try:
-            with open(os.path.join(self.workdir, name)) as handle:
-                return handle.read()
-        except (IOError, OSError):
-            return None
+        """A learner file's text, or None when it is missing or cannot be used (a link, a FIFO, too large)."""
+        return learner_files.read_text(self.workdir, name).content
 
     # ------------------------------------------------------------ cluster writes
     def apply(self, obj):

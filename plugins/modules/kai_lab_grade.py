@@ -19,13 +19,19 @@ description:
   - Read-only. It only reads files and lists objects; it never creates,
     patches or deletes anything and never rewrites a learner file. Its only
     writes are its own reports, O(output_dir)/grade.json and
-    O(output_dir)/grade-junit.xml, skipped in check mode.
+    O(output_dir)/grade-junit.xml (mode 0600, written through a unique
+    temporary file and a rename, so a link planted at either name is
+    replaced, never written through), skipped in check mode.
   - When a later step has erased the evidence of an earlier one, the events
     that remain and the learner's files are used; when those are gone too,
     the check is V(unverified) rather than passed or failed blindly.
   - Bad input (missing or malformed files, wrong kinds, an unreachable API
     server, a stopped KAI component) becomes a failing check with a clear
     message; the whole grade is bounded by O(time_limit).
+  - Learner files are read only inside O(workdir), as regular files of at
+    most 256 KiB (no symlinks, FIFOs or devices); YAML aliases, tags without
+    a JSON equivalent and nesting deeper than 64 levels fail the check
+    reading them. Messages are single printable lines.
 options:
   lang:
     description: Language of messages and hints.
@@ -121,6 +127,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import ju
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_files import LearnerFileError, write_file
 
 
 class _Unreachable(object):
@@ -174,13 +181,12 @@ def main():
                 os.makedirs(output_dir, 0o700)
             for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True) + '\n'),
                                   ('grade-junit.xml', junit_xml(grade))):
-                path = os.path.join(output_dir, name)
-                with open(path + '.tmp', 'w') as handle:
-                    handle.write(content)
-                os.rename(path + '.tmp', path)
-                files.append(path)
+                # mkstemp + rename, mode 0600: a learner's planted link is replaced, never written through.
+                files.append(write_file(output_dir, name, content))
         except (IOError, OSError) as exc:
             module.fail_json(msg='could not write the grade to %s: %s' % (output_dir, exc), grade=grade)
+        except LearnerFileError as exc:
+            module.fail_json(msg='could not write the grade: %s' % exc.problem['en'], grade=grade)
     module.exit_json(changed=False, grade=grade, table=summary_table(grade), files=files)
 
 

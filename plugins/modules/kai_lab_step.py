@@ -20,8 +20,11 @@ description:
   - A step whose outcome is already in place (its file records KAI's decision
     and the cluster has moved on) is verified, not redone, so running all
     steps again on a finished lab reports no change and disturbs nothing.
-  - An existing learner file with other content is kept as C(<file>.bak-<time>)
-    before it is replaced.
+  - An existing learner file with other content is kept as
+    C(<file>.bak-<YYYYmmdd-HHMMSS>) (C(-2), C(-3), ... when that name is
+    taken; a symlink is kept as the symlink) before it is replaced through a
+    unique temporary file. A directory or FIFO where the file belongs fails
+    the step naming it.
   - On failure the message names the step, what was expected, what was
     observed (phase, PodGroup reasons, last events) and the likely cause.
 options:

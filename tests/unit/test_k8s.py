@@ -50,6 +50,77 @@ def test_unknown_kind_raises_not_supported_kind(api_version, kind):
     assert "%s %s" % (api_version, kind) in str(info.value)
 
 
+@pytest.mark.parametrize("namespace, name", [
+    ("kai-lab", "runai/shared-gpu-configmap"),           # the crafted annotation of issue 13
+    ("kai-lab", "../../kube-system/secrets/admin-token"),
+    ("kai-lab", ".."),
+    ("kai-lab", "p1%2Fx"),                              # the API server decodes %2F back to /
+    ("kai-lab", "p1?watch=true"),
+    ("kai-lab", "P1"),
+    ("kai-lab", "p" * 254),
+    ("kube-system/secrets", "admin-token"),
+    ("..", "p1"),
+    ("kai-lab", 5),
+])
+def test_names_that_could_leave_their_path_are_refused(namespace, name):
+    with pytest.raises(k8s.InvalidName) as info:
+        kind_path("v1", "ConfigMap", namespace, name)
+    assert isinstance(info.value, ClusterError)
+    assert "is not a valid Kubernetes name" in str(info.value) and 'no "/"' in str(info.value)
+
+
+def test_real_names_pass_unchanged():
+    # Names as the recorded sim objects carry them: a PodGroup with its uid, an Event, a dotted node.
+    assert kind_path("scheduling.run.ai/v2alpha2", "PodGroup", "kai-lab",
+                     "pg-p1-0d0a2d43-6c1e-4b8e-9d4c-2b1b9bb6a5e1") == (
+        "/apis/scheduling.run.ai/v2alpha2/namespaces/kai-lab/podgroups/pg-p1-0d0a2d43-6c1e-4b8e-9d4c-2b1b9bb6a5e1")
+    assert kind_path("v1", "Event", "kai-lab", "p1.187d0c1a2b3c4d5e").endswith("/events/p1.187d0c1a2b3c4d5e")
+    assert kind_path("v1", "Node", None, "kai-node-0.lab") == "/api/v1/nodes/kai-node-0.lab"
+
+
+def _recorded_names():
+    from conftest import SIM
+    found = set()
+    stack = [json.loads(path.read_text()) for path in sorted(SIM.glob("*.json"))]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            meta = item.get("metadata")
+            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+                found.add((meta.get("namespace") or None, meta["name"]))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def test_every_name_of_the_recorded_sim_objects_is_accepted():
+    names = _recorded_names()
+    assert len(names) > 50
+    for namespace, name in names:
+        assert kind_path("v1", "Event", namespace, name).endswith("/" + name)
+
+
+def test_get_with_a_crafted_name_requests_nothing_and_finds_nothing():
+    cluster = cluster_with()
+    assert cluster.get("v1", "ConfigMap", "runai/shared-gpu-configmap", "kai-lab") is None
+    assert cluster.get("v1", "ConfigMap", "x", "kube-system/secrets/admin-token#") is None
+    assert cluster.api.calls == []
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.delete("v1", "Pod", "../secrets/admin-token", "kai-lab"),
+    lambda c: c.patch("v1", "Pod", "a/b", {}, "kai-lab"),
+    lambda c: c.list("v1", "Pod", "kai-lab/../kube-system"),
+    lambda c: c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a/b", "namespace": "kai-lab"}}),
+])
+def test_writes_and_lists_with_a_crafted_name_fail_clearly_without_a_request(call):
+    cluster = cluster_with()
+    with pytest.raises(k8s.InvalidName):
+        call(cluster)
+    assert cluster.api.calls == []
+
+
 # ---------------------------------------------------------------- admission denial
 
 def test_admission_denial_extracts_kais_message_from_recorded_error(fixtures):
@@ -261,3 +332,17 @@ def test_transport_failure_becomes_cluster_error_naming_the_host():
         cluster.get("v1", "Pod", "p1", "kai-lab")
     assert "https://10.0.0.1:6443" in str(info.value)
     assert "(connection refused)" in str(info.value)
+
+
+def test_grader_snapshot_with_a_crafted_configmap_annotation_never_requests_another_path():
+    """Issue 13 item 8, through the grader's Snapshot and the real request path."""
+    from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Snapshot
+    pod = {"metadata": {"name": "fr-1", "namespace": "kai-lab", "annotations": {
+        kai_gpu.FRACTION_ANNOTATION: "0.5",
+        kai_gpu.SHARED_GPU_CONFIGMAP_ANNOTATION: "../../kube-system/secrets/admin-token#"}}}
+    cluster = cluster_with({"items": []}, {"items": [pod]}, {"items": []}, {"items": []})
+    snapshot = Snapshot(cluster, "kai-lab", "/nonexistent")
+    assert snapshot.error is None and snapshot.configmaps == {}
+    paths = [call["path"] for call in cluster.api.calls]
+    assert len(paths) == 4 and not any("secrets" in path or "kube-system" in path for path in paths)

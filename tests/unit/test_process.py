@@ -6,6 +6,7 @@ Every process a test starts is stopped and reaped at teardown, by pid.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -214,3 +215,59 @@ def test_a_reused_pid_of_the_same_program_is_not_ours(tmp_path):
     with open(pid_file, "w") as handle:
         handle.write("%d\n" % os.getpid())
     assert process.running_pid(pid_file, [sys.executable]) == os.getpid()
+
+
+REUSE = r"""
+import json, os, signal, subprocess, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.gsb.kai_lab.plugins.module_utils import process
+if sys.argv[3] == 'no-pidfd':
+    process._pidfd_open = lambda pid: None
+run = sys.argv[2]
+pid_file, log_file = os.path.join(run, 'stubborn.pid'), os.path.join(run, 'stubborn.log')
+stubborn = [sys.executable, '-c', 'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)']
+first = process.start(stubborn, pid_file, log_file)
+time.sleep(0.5)  # let it ignore SIGTERM
+second = {}
+
+def reuse_the_pid():
+    # While stop() waits out the SIGTERM grace, the checked process dies and
+    # another run of the same program gets its pid.
+    time.sleep(0.5)
+    first.kill()
+    first.wait()
+    with open('/proc/sys/kernel/ns_last_pid', 'w') as handle:
+        handle.write(str(first.pid - 1))
+    second['proc'] = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+
+thread = threading.Thread(target=reuse_the_pid)
+thread.start()
+stopped = process.stop(pid_file, timeout=1.5, argv=stubborn)
+thread.join()
+newcomer = second['proc']
+try:  # a SIGKILL takes a moment to end a process: poll() right away would still see it
+    newcomer.wait(timeout=0.5)
+    alive = False
+except subprocess.TimeoutExpired:
+    alive = True
+result = {'stopped': stopped, 'reused': newcomer.pid == first.pid, 'newcomer_alive': alive}
+newcomer.kill()
+newcomer.wait()
+print(json.dumps(result))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pidfd", "no-pidfd"])
+def test_a_pid_reused_while_stopping_is_never_killed(tmp_path, mode):
+    """Issue 13 item 13, in a private pid namespace where the next pid can be chosen."""
+    from conftest import COLLECTION_PATH
+    probe = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip("needs unshare --pid (root): %s" % probe.stderr.decode(errors="replace").strip())
+    done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", REUSE,
+                           str(COLLECTION_PATH), str(tmp_path), mode],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["reused"], "the test did not manage to reuse the pid"
+    assert result == {"stopped": True, "reused": True, "newcomer_alive": True}

@@ -97,3 +97,50 @@ def test_check_mode_on_a_blank_lab_reports_changes_without_failing(tmp_path, fak
         result = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1, check_mode=True).run(step_id)
         assert result["files"] == []
     assert not os.path.exists(workdir)
+
+
+# ---------------------------------------------------------------- hostile workdirs (issue 13 item 7)
+
+def test_non_utf8_learner_file_is_backed_up_byte_for_byte_and_replaced(finished_lab):
+    cluster, workdir, _, _ = finished_lab
+    with open(os.path.join(workdir, "report.json"), "wb") as handle:
+        handle.write(b"\xff\xfe{not utf-8}\n")
+    result = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1).run("report")
+    (backup,) = result["backups"]
+    assert open(backup, "rb").read() == b"\xff\xfe{not utf-8}\n"
+    assert json.loads(open(os.path.join(workdir, "report.json")).read())
+
+
+def test_directory_where_a_learner_file_belongs_fails_the_step_naming_it(finished_lab):
+    cluster, workdir, _, _ = finished_lab
+    os.unlink(os.path.join(workdir, "report.json"))
+    os.mkdir(os.path.join(workdir, "report.json"))
+    with pytest.raises(StepFailed) as info:
+        StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1).run("report")
+    assert "report.json is a directory where the lab writes a file: move or rename it" in str(info.value)
+    assert os.path.isdir(os.path.join(workdir, "report.json"))
+
+
+def test_two_rewrites_in_one_second_keep_every_original(finished_lab):
+    cluster, workdir, _, _ = finished_lab
+    originals = []
+    for number in range(3):
+        content = '{"gpu_allocated": %d}\n' % number
+        originals.append(content)
+        with open(os.path.join(workdir, "report.json"), "w") as handle:
+            handle.write(content)
+        StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1).run("report")
+    kept = sorted(name for name in os.listdir(workdir) if name.startswith("report.json.bak-"))
+    assert len(kept) == 3
+    assert sorted(open(os.path.join(workdir, name)).read() for name in kept) == sorted(originals)
+
+
+def test_planted_tmp_link_next_to_a_learner_file_is_never_written_through(finished_lab, tmp_path):
+    cluster, workdir, _, _ = finished_lab
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    os.symlink(str(victim), os.path.join(workdir, "report.json.tmp"))
+    os.unlink(os.path.join(workdir, "report.json"))
+    StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1).run("report")
+    assert victim.read_text() == "precious\n"
+    assert json.loads(open(os.path.join(workdir, "report.json")).read())

@@ -12,15 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
-try:
-    import yaml
-except ImportError:  # reported by common.require_libraries before any use
-    yaml = None
-
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
 
@@ -28,10 +22,6 @@ WORDS = {
     'file_missing': {
         'en': '{file} does not exist in {workdir}.',
         'ko': '{workdir} 에 {file} 파일이 없습니다.',
-    },
-    'file_unreadable': {
-        'en': '{file} cannot be read as {fmt}: {error}',
-        'ko': '{file} 을(를) {fmt}(으)로 읽을 수 없습니다: {error}',
     },
     'wrong_namespace': {
         'en': '{kind} {name} is in namespace {found}, but the lab works in {namespace}.',
@@ -58,35 +48,33 @@ def stopped(problem, evidence=None, hint=None):
 
 
 def raw_file(snapshot, file_name):
-    raw = snapshot.file(file_name)
-    if raw is None:
+    """The learner file's text (read through learner_files: bounded, no links, no FIFOs)."""
+    got = snapshot.read(file_name)
+    if got.missing:
         raise stopped(say_both(WORDS['file_missing'], file=file_name, workdir=snapshot.workdir))
-    return raw
+    if got.problem:
+        raise stopped(got.problem)
+    return got.content
 
 
 def yaml_docs(snapshot, file_name):
-    """The file's YAML documents, each a mapping."""
-    raw = raw_file(snapshot, file_name)
-    try:
-        docs = [d for d in yaml.safe_load_all(raw) if d is not None]
-    except (yaml.YAMLError, ValueError, RecursionError) as exc:
-        error = str(exc).replace('\n', ' ')[:200]
-        raise stopped(say_both(WORDS['file_unreadable'], file=file_name, fmt='YAML', error=error))
-    if not all(isinstance(d, dict) for d in docs):
+    """The file's YAML documents, each a mapping (no aliases, no non-JSON types, bounded depth)."""
+    docs = learner_files.parse_yaml_documents(file_name, raw_file(snapshot, file_name))
+    if docs.problem:
+        raise stopped(docs.problem)
+    if not all(isinstance(d, dict) for d in docs.content):
         raise stopped(bilingual('a document is not a mapping (an object with apiVersion, kind, metadata)',
                                 '매핑이 아닌 문서가 있습니다 (apiVersion, kind, metadata 를 가진 객체여야 합니다)'))
-    return docs
+    return docs.content
 
 
 def json_object(snapshot, file_name):
-    raw = raw_file(snapshot, file_name)
-    try:
-        content = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise stopped(say_both(WORDS['file_unreadable'], file=file_name, fmt='JSON', error=str(exc)))
-    if not isinstance(content, dict):
+    content = learner_files.parse_json(file_name, raw_file(snapshot, file_name))
+    if content.problem:
+        raise stopped(content.problem)
+    if not isinstance(content.content, dict):
         raise stopped(bilingual('the top level is not a JSON object', '최상위가 JSON 객체가 아닙니다'))
-    return content
+    return content.content
 
 
 def text_file(snapshot, file_name):
@@ -176,4 +164,4 @@ def pod_events(snapshot, name):
 
 def ran_by_kai(snapshot, name):
     return any(e.get('reason') == 'Scheduled' and 'at node-pool' in (e.get('message') or '')
-               for e in pod_events(snapshot, name))
+               and kai.reported_by_scheduler(e) for e in pod_events(snapshot, name))
