@@ -49,18 +49,21 @@ class ActionModule(ActionBase):
             timeout=dict(type='int', default=3600),
             interval=dict(type='int', default=10),
         ))
+        # As ansible.builtin.async_status finds the job's file.
+        async_dir = self.get_shell_option('async_dir', default='~/.ansible_async')
         start = time.time()
         status = {}
         while True:
-            status = self._execute_module('ansible.builtin.async_status', module_args={'jid': args['jid']},
-                                          task_vars=task_vars)
+            status = self._execute_module('ansible.legacy.async_status', module_args={
+                'jid': args['jid'], '_async_dir': async_dir}, task_vars=task_vars)
             elapsed = int(time.time() - start)
             log = self._log(args['log_file'], task_vars)
             if status.get('finished') or status.get('failed') or elapsed >= args['timeout']:
                 break
             display.display(progress_line(args['label'], log, args['total'], elapsed))
             time.sleep(args['interval'])
-        self._execute_module('ansible.builtin.async_status', module_args={'jid': args['jid'], 'mode': 'cleanup'},
+        self._execute_module('ansible.legacy.async_status', module_args={
+            'jid': args['jid'], 'mode': 'cleanup', '_async_dir': async_dir},
                              task_vars=task_vars)
         succeeded = bool(status.get('finished')) and status.get('rc') == 0
         lines = [line for line in log.splitlines() if line.strip()]

@@ -130,7 +130,7 @@ def corrected_by_k3s_tasks(config: dict, version: str, **overrides) -> dict:
 def corrected_by_sim_tasks(config: dict, version: str, **overrides) -> dict:
     """The Config correction of roles/kai_scheduler/tasks/sim.yml: the version
     profile's patch for the role's settings, merged into the rendered Config."""
-    settings = {"runtime_class": _role_vars(KAI, **overrides)["kai_scheduler_runtime_class"]}
+    settings = {"runtime_class": str(_role_vars(KAI, **overrides)["kai_scheduler_runtime_class"])}
     return _merge(config, kai_profiles.config_patch(version, settings))
 
 
@@ -138,9 +138,9 @@ def sim_values(version: str, **overrides) -> dict:
     """The chart values roles/kai_scheduler/tasks/sim.yml passes (the profile's, for the role's settings)."""
     variables = _role_vars(KAI, **overrides)
     return kai_profiles.chart_values(version, {
-        "gpu_sharing": variables["kai_scheduler_gpu_sharing"],
-        "reservation_namespace": variables["kai_scheduler_reservation_namespace"],
-        "runtime_class": variables["kai_scheduler_runtime_class"]})
+        "gpu_sharing": bool(variables["kai_scheduler_gpu_sharing"]),
+        "reservation_namespace": str(variables["kai_scheduler_reservation_namespace"]),
+        "runtime_class": str(variables["kai_scheduler_runtime_class"])})
 
 
 def _one(objects: list[dict], kind: str, name: str) -> dict | None:

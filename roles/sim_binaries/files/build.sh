@@ -7,6 +7,11 @@ set -euo pipefail
 go=$1 out=$2 ldflags=$3
 shift 3
 total=$# n=0
+# One build per output directory at a time: a second run (another
+# provision on the same machine) waits for the first and reuses its result.
+exec 9>"$out/.lock"
+flock 9
+if [ -e "$out/.complete" ] || [ -e "$out/.built" ]; then echo "== done (built by another run)" >>"$out/build.log"; exit 0; fi
 exec >"$out/build.log" 2>&1
 for spec in "$@"; do
   name=${spec%%=*} package=${spec#*=} n=$((n + 1))
@@ -15,3 +20,4 @@ for spec in "$@"; do
   mv "$out/$name.tmp" "$out/$name"
 done
 echo "== done"
+touch "$out/.built"
