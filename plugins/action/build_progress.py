@@ -62,9 +62,8 @@ class ActionModule(ActionBase):
                 break
             display.display(progress_line(args['label'], log, args['total'], elapsed))
             time.sleep(args['interval'])
-        self._execute_module('ansible.legacy.async_status', module_args={
-            'jid': args['jid'], 'mode': 'cleanup', '_async_dir': async_dir},
-                             task_vars=task_vars)
+        cleanup = {'jid': args['jid'], 'mode': 'cleanup', '_async_dir': async_dir}
+        self._execute_module('ansible.legacy.async_status', module_args=cleanup, task_vars=task_vars)
         succeeded = bool(status.get('finished')) and status.get('rc') == 0
         lines = [line for line in log.splitlines() if line.strip()]
         result.update(changed=False, succeeded=succeeded, elapsed=elapsed, log_tail=lines[-25:],
