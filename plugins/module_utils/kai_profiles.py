@@ -267,11 +267,13 @@ def component_args(version, settings):
     return result
 
 
-def scheduler_config(version):
-    """The scheduler's config.yaml content, as the operator renders it (one tier)."""
+def scheduler_config(version, disabled=()):
+    """The scheduler's config.yaml content, as the operator renders it (one tier), without the disabled plugins."""
     config = profile_for(version)['scheduler_config']
     plugins = []
     for name in config['plugins']:
+        if name in disabled:
+            continue
         plugin = {'name': name}
         if name in _PLUGIN_ARGUMENTS:
             plugin['arguments'] = dict(_PLUGIN_ARGUMENTS[name])

@@ -151,3 +151,10 @@ def test_v017_build_module_repeats_kais_replace_lines():
     assert "\tk8s.io/kubernetes v1.35.4\n" in text
     assert "replace k8s.io/api => k8s.io/api v0.35.4\n" in text
     assert 'github.com/kai-scheduler/KAI-scheduler/cmd/binder' in kp.tools_go("v0.17.0")
+
+
+def test_the_sim_can_leave_out_the_snapshot_plugin_and_keeps_the_rest_in_order():
+    full = [p["name"] for p in kp.scheduler_config("v0.12.0")["tiers"][0]["plugins"]]
+    sim = [p["name"] for p in kp.scheduler_config("v0.12.0", ["snapshot"])["tiers"][0]["plugins"]]
+    assert "snapshot" in full and "snapshot" not in sim
+    assert sim == [name for name in full if name != "snapshot"]

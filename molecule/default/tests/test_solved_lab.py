@@ -5,6 +5,8 @@ grade, and that grading changes nothing."""
 import hashlib
 import json
 import os
+import urllib.error
+import urllib.request
 
 import yaml
 
@@ -186,3 +188,17 @@ def test_queue_module_in_check_mode_reports_a_diff_and_changes_nothing(host, kub
     same = host.ansible('gsb.kai_lab.kai_queue', 'kubeconfig=%s name=research parent=lab gpu={"quota":2,"limit":4}'
                         % sim_kubeconfig(), check=True)
     assert same['changed'] is False
+
+
+def test_the_scheduler_plugin_server_serves_no_snapshot_from_any_address(host):
+    """KAI binds its plugin server to all interfaces; the sim runs without the snapshot plugin,
+    so /get-snapshot (the whole cluster, unauthenticated) answers 404 from every address."""
+    port = sim_ports()['scheduler_plugins']
+    addresses = host.run("ip -4 -o addr show | awk '{print $4}' | cut -d/ -f1").stdout.split()
+    assert '127.0.0.1' in addresses
+    for address in addresses:
+        try:
+            code = urllib.request.urlopen('http://%s:%d/get-snapshot' % (address, port), timeout=5).getcode()
+        except urllib.error.HTTPError as error:
+            code = error.code
+        assert code == 404, address
