@@ -1,14 +1,41 @@
 #!/usr/bin/env bash
-# Integration: the molecule scenarios on the real sim. The sim runs with its
-# own state directory, so the suite neither uses nor disturbs a learner's
-# sim; if one is running, the scenarios stop with the ports it holds.
-# Every scenario ends with teardown, also when it fails.
+# Integration: the molecule scenarios on the real sim. The sims of the suite
+# have their own state directory and their own port base
+# (KAI_LAB_TEST_PORT_BASE, default 16500: ports 16500-16643), so a learner's
+# lab (state in ~/.local/state/gsb-kai-lab/sim, ports 16300-16443) keeps
+# running untouched beside them. Every scenario ends with teardown, also when
+# it fails.
+#
+# mistakes runs first: it builds (or reuses) the sim's binaries the normal
+# way. default then runs KAI through kai_lab_sim_kai_bin_dir and
+# kai_lab_sim_kai_chart_dir ("your own KAI"), given v0.12.0's binaries and chart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The scenarios live in molecule/ (not extensions/molecule): say so to molecule.
 export MOLECULE_GLOB="molecule/*/molecule.yml"
-export KAI_LAB_SIM_STATE="${KAI_LAB_CACHE:-$HOME/.cache/gsb-kai-lab}/molecule-sim"
-scenarios=(default mistakes)
+cache=${KAI_LAB_CACHE:-$HOME/.cache/gsb-kai-lab}
+export KAI_LAB_SIM_STATE="$cache/molecule-sim"
+export KAI_LAB_SIM_PORT_BASE="${KAI_LAB_TEST_PORT_BASE:-16500}"
+
+# v0.12.0's six binaries and chart, as a user would give their own.
+own_kai() {
+  local bin=$cache/bin kai local
+  kai=$(ls -td "$bin"/kai-v0.12.0_k8s-*/.complete 2>/dev/null | head -n 1)
+  local=$(ls -td "$bin"/kai-local-v0.12.0-*/.complete 2>/dev/null | head -n 1)
+  export KAI_LAB_SIM_KAI_BIN_DIR="$cache/molecule-own-kai/bin"
+  export KAI_LAB_SIM_KAI_CHART_DIR
+  KAI_LAB_SIM_KAI_CHART_DIR="$(go env GOMODCACHE)/github.com/!n!v!i!d!i!a/!k!a!i-scheduler@v0.12.0/deployments/kai-scheduler"
+  mkdir -p "$KAI_LAB_SIM_KAI_BIN_DIR"
+  # Missing builds leave the directory incomplete: the scenario then fails naming what is missing.
+  if [ -n "$kai" ] && [ -n "$local" ]; then
+    for name in scheduler binder podgrouper admission queuecontroller; do
+      ln -sfn "$(dirname "$kai")/$name" "$KAI_LAB_SIM_KAI_BIN_DIR/$name"
+    done
+    ln -sfn "$(dirname "$local")/podgroupcontroller" "$KAI_LAB_SIM_KAI_BIN_DIR/podgroupcontroller"
+  fi
+}
+
+scenarios=(mistakes default)
 if [ -n "${KAI_LAB_K3S_HOST:-}" ]; then
   scenarios+=(k3s)
 else
@@ -21,8 +48,10 @@ else
     ansible-playbook --syntax-check -i localhost, "$playbook" >/dev/null
   done
 fi
+if [ -n "${KAI_LAB_SCENARIOS:-}" ]; then read -r -a scenarios <<<"$KAI_LAB_SCENARIOS"; fi
 status=0
 for scenario in "${scenarios[@]}"; do
+  [ "$scenario" = default ] && own_kai
   echo "== molecule test -s $scenario"
   if ! molecule test -s "$scenario" --destroy=always; then
     status=1

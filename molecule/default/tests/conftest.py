@@ -1,5 +1,6 @@
 """Shared fixtures for the sim scenarios' testinfra checks."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -9,8 +10,29 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 
 
+def _kai_profiles():
+    spec = importlib.util.spec_from_file_location('kai_profiles', os.path.join(REPO, 'plugins', 'module_utils',
+                                                                               'kai_profiles.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+kai_profiles = _kai_profiles()
+
+
+def sim_ports(base=None):
+    """The scenario's sim ports (tests/molecule.sh sets its port base)."""
+    return kai_profiles.sim_ports(base or os.environ.get('KAI_LAB_SIM_PORT_BASE') or 16300)
+
+
 def sim_state():
     return os.environ.get('KAI_LAB_SIM_STATE') or os.path.expanduser('~/.local/state/gsb-kai-lab/sim')
+
+
+def sim_kubectl():
+    """The sim's own kubectl link: a test sim links none on PATH."""
+    return os.path.join(sim_state(), 'kubectl')
 
 
 def sim_kubeconfig():
@@ -26,7 +48,7 @@ def workdir():
 def kubectl(host):
     """kubectl against the sim, returning parsed JSON."""
     def run(*args):
-        cmd = host.run('kubectl --kubeconfig %s %s -o json' % (sim_kubeconfig(), ' '.join(args)))
+        cmd = host.run('%s --kubeconfig %s %s -o json' % (sim_kubectl(), sim_kubeconfig(), ' '.join(args)))
         assert cmd.rc == 0, cmd.stderr
         return json.loads(cmd.stdout)
     return run

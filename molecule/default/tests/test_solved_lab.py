@@ -5,8 +5,12 @@ grade, and that grading changes nothing."""
 import hashlib
 import json
 import os
+import urllib.error
+import urllib.request
 
 import yaml
+
+from conftest import sim_ports, sim_state
 
 NS = 'kai-lab'
 
@@ -18,8 +22,39 @@ def test_node_has_four_fake_gpus(kubectl):
 
 
 def test_control_plane_listens_on_loopback_only(host):
-    assert host.socket('tcp://127.0.0.1:16443').is_listening
-    assert not host.socket('tcp://0.0.0.0:16443').is_listening
+    port = sim_ports()['kube_apiserver']
+    assert host.socket('tcp://127.0.0.1:%d' % port).is_listening
+    assert not host.socket('tcp://0.0.0.0:%d' % port).is_listening
+
+
+def test_nothing_of_the_sim_answers_on_all_interfaces_but_two_kai_ports(host):
+    """Every listener of the sim is on 127.0.0.1, except the two that have no host flag in
+    KAI v0.12.0 (scheduler plugin server, admission webhook); podgroupcontroller's metrics,
+    :8080 upstream, are on the sim's own loopback port."""
+    ports = sim_ports()
+    for name, port in ports.items():
+        if name in ('scheduler_plugins', 'admission_webhook', 'etcd_peer'):
+            continue
+        if host.socket('tcp://127.0.0.1:%d' % port).is_listening:
+            assert not host.socket('tcp://0.0.0.0:%d' % port).is_listening, name
+    assert host.socket('tcp://127.0.0.1:%d' % ports['podgroupcontroller_metrics']).is_listening
+
+
+def test_kube_apiserver_keeps_events_for_the_event_ttl(host):
+    """kai_lab_event_ttl (24h) read back from the running kube-apiserver's command line."""
+    pid = host.file(os.path.join(sim_state(), 'kwok', 'clusters', 'kai-lab', 'pids', 'kube-apiserver.pid'))
+    args = host.file('/proc/%s/cmdline' % pid.content_string.strip()).content_string.split('\0')
+    assert '--event-ttl=24h' in args
+
+
+def test_kai_runs_from_the_given_binaries(host):
+    """The default scenario gives KAI through kai_lab_sim_kai_bin_dir: each component runs from there."""
+    own = os.environ.get('KAI_LAB_SIM_KAI_BIN_DIR')
+    assert own, 'tests/molecule.sh gives the default scenario its KAI binaries (KAI_LAB_SIM_KAI_BIN_DIR)'
+    for name in ('scheduler', 'binder', 'podgrouper', 'admission', 'queuecontroller', 'podgroupcontroller'):
+        pid = host.file(os.path.join(sim_state(), 'kai', 'pids', name + '.pid')).content_string.strip()
+        argv0 = host.file('/proc/%s/cmdline' % pid).content_string.split('\0')[0]
+        assert argv0 == os.path.join(own, name)
 
 
 def test_workdir_is_private(host, workdir):
@@ -153,3 +188,17 @@ def test_queue_module_in_check_mode_reports_a_diff_and_changes_nothing(host, kub
     same = host.ansible('gsb.kai_lab.kai_queue', 'kubeconfig=%s name=research parent=lab gpu={"quota":2,"limit":4}'
                         % sim_kubeconfig(), check=True)
     assert same['changed'] is False
+
+
+def test_the_scheduler_plugin_server_serves_no_snapshot_from_any_address(host):
+    """KAI binds its plugin server to all interfaces; the sim runs without the snapshot plugin,
+    so /get-snapshot (the whole cluster, unauthenticated) answers 404 from every address."""
+    port = sim_ports()['scheduler_plugins']
+    addresses = host.run("ip -4 -o addr show | awk '{print $4}' | cut -d/ -f1").stdout.split()
+    assert '127.0.0.1' in addresses
+    for address in addresses:
+        try:
+            code = urllib.request.urlopen('http://%s:%d/get-snapshot' % (address, port), timeout=5).getcode()
+        except urllib.error.HTTPError as error:
+            code = error.code
+        assert code == 404, address

@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Wait for an asynchronous build, printing one progress line per tick."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import re
+import time
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
+
+_STEP = re.compile(r'^== (\d+)/(\d+) go build (\S+)', re.M)
+
+
+def progress_line(label, log, total, elapsed):
+    """'kai: 3/11 packages built (now k8s.io/...), build log 12 kB, 2m05s' from build.sh's log."""
+    steps = _STEP.findall(log)
+    done = '\n== done' in log
+    built = total if done else max(len(steps) - 1, 0)
+    now = ' (now %s)' % steps[-1][2] if steps and not done else ''
+    return '%s: %d/%d packages built%s, build log %d kB, %dm%02ds elapsed' % (
+        label, built, total, now, len(log) // 1024, elapsed // 60, elapsed % 60)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(('jid', 'log_file', 'label', 'total', 'timeout', 'interval'))
+
+    def _log(self, path, task_vars):
+        read = self._execute_module('ansible.builtin.slurp', module_args={'src': path}, task_vars=task_vars)
+        if read.get('failed'):
+            return ''
+        return base64.b64decode(read.get('content', '')).decode('utf-8', 'replace')
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            jid=dict(type='str', required=True),
+            log_file=dict(type='path', required=True),
+            label=dict(type='str', required=True),
+            total=dict(type='int', required=True),
+            timeout=dict(type='int', default=3600),
+            interval=dict(type='int', default=10),
+        ))
+        # As ansible.builtin.async_status finds the job's file.
+        async_dir = self.get_shell_option('async_dir', default='~/.ansible_async')
+        start = time.time()
+        status = {}
+        while True:
+            status = self._execute_module('ansible.legacy.async_status', module_args={
+                'jid': args['jid'], '_async_dir': async_dir}, task_vars=task_vars)
+            elapsed = int(time.time() - start)
+            log = self._log(args['log_file'], task_vars)
+            if status.get('finished') or status.get('failed') or elapsed >= args['timeout']:
+                break
+            display.display(progress_line(args['label'], log, args['total'], elapsed))
+            time.sleep(args['interval'])
+        cleanup = {'jid': args['jid'], 'mode': 'cleanup', '_async_dir': async_dir}
+        self._execute_module('ansible.legacy.async_status', module_args=cleanup, task_vars=task_vars)
+        succeeded = bool(status.get('finished')) and status.get('rc') == 0
+        lines = [line for line in log.splitlines() if line.strip()]
+        result.update(changed=False, succeeded=succeeded, elapsed=elapsed, log_tail=lines[-25:],
+                      summary=progress_line(args['label'], log, args['total'], elapsed))
+        if not status.get('finished'):
+            result['log_tail'].append('(still running after %d s: the build timed out)' % elapsed)
+        return result

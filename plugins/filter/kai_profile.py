@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters that give the roles the KAI version profiles of module_utils/kai_profiles.py."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: kai_profile
+short_description: The KAI-Scheduler version profile of a version
+version_added: 1.0.0
+description:
+  - Returns the profile of the KAI line I(_input) belongs to (module path, packages, go.mod replace lines,
+    component flags, scheduler configuration, chart values, webhooks, lab behaviour switches C(job_gang) and
+    C(clears_conditions)).
+  - Fails, naming the known lines, for a version that is not a version or that no profile covers.
+  - Companion filters of the same file render a profile for the sim's settings
+    C(kai_sim_components), C(kai_scheduler_config), C(kai_chart_values), C(kai_config_patch),
+    C(kai_select_config), C(kai_webhooks), C(kai_go_mod), C(kai_tools_go), C(kai_sim_ports).
+options:
+  _input:
+    description: A KAI version such as C(v0.12.0).
+    type: string
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Show whether a batch Job is one gang on the sim's KAI
+  ansible.builtin.debug:
+    msg: "{{ (kai_lab_sim_kai_version | gsb.kai_lab.kai_profile).job_gang }}"
+'''
+
+RETURN = r'''
+_value:
+  description: The profile, with C(version) set to the normalised version.
+  type: dict
+'''
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+
+
+def _wrap(function):
+    def call(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except kai_profiles.KaiProfileError as error:
+            raise AnsibleFilterError(str(error))
+    return call
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'kai_profile': _wrap(kai_profiles.profile_for),
+            'kai_sim_components': _wrap(kai_profiles.component_args),
+            'kai_scheduler_config': _wrap(kai_profiles.scheduler_config),
+            'kai_chart_values': _wrap(kai_profiles.chart_values),
+            'kai_config_patch': _wrap(kai_profiles.config_patch),
+            'kai_select_config': _wrap(kai_profiles.select_config),
+            'kai_webhooks': _wrap(kai_profiles.webhook_configurations),
+            'kai_go_mod': _wrap(kai_profiles.go_mod),
+            'kai_tools_go': _wrap(kai_profiles.tools_go),
+            'kai_sim_ports': _wrap(kai_profiles.sim_ports),
+        }

@@ -1,0 +1,398 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What differs between KAI-Scheduler versions, as data, in one place.
+
+A profile describes one KAI line (v0.12, v0.17, ...): the Go module and its
+packages, the go.mod that builds it, each component's flags as that
+version's operator renders them, the scheduler configuration, how its chart
+yields the Config, the webhooks, and the lab behaviour switches. The sim's
+roles read it through the gsb.kai_lab.kai_profile filters; the solver and
+grader through profile_for(version).
+
+Flags are written with {placeholders} filled from the sim's settings by
+component_args(): scheduler_name, namespace, reservation_namespace,
+queue_label, gpu_sharing, runtime_class, sim_dir, host and ports[...].
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import re
+
+
+class KaiProfileError(ValueError):
+    """A KAI version that is not a version, or that no profile covers."""
+
+
+_VERSION = re.compile(r'^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.-]+)?$')
+
+# The scheduler plugins KAI's operator renders for placement binpack/binpack,
+# in its order (pkg/operator/operands/scheduler of each version).
+_PLUGINS_V0_12 = [
+    'predicates', 'proportion', 'priority', 'nodeavailability', 'resourcetype', 'podaffinity',
+    'elastic', 'kubeflow', 'ray', 'subgrouporder', 'taskorder', 'nominatednode',
+    'dynamicresources', 'minruntime', 'topology', 'snapshot', 'gpupack', 'nodeplacement',
+    'gpusharingorder',
+]
+# v0.17 adds two scenario generators (priorities 360 and 350, after snapshot):
+# without them preempt finds no strategy and the lab's step 6 never preempts.
+_PLUGINS_V0_17 = _PLUGINS_V0_12[:16] + ['sg-nodelocalgreedy', 'sg-multinodegang'] + _PLUGINS_V0_12[16:]
+_PLUGIN_ARGUMENTS = {'nodeplacement': {'cpu': 'binpack', 'gpu': 'binpack'}}
+_ACTIONS = ['allocate', 'consolidation', 'reclaim', 'preempt', 'stalegangeviction']
+
+_COMPONENTS = ['scheduler', 'binder', 'podgrouper', 'admission', 'queuecontroller', 'podgroupcontroller']
+
+
+def _components(extra=None, drop=None):
+    """Each component's flags; extra/drop adjust them per version (name -> flags)."""
+    extra = extra or {}
+    drop = drop or {}
+    base = [
+        ('scheduler', [
+            '--scheduler-name={scheduler_name}',
+            '--namespace={namespace}',
+            '--scheduler-conf={sim_dir}/scheduler-config.yaml',
+            '--nodepool-label-key=kai.scheduler/node-pool',
+            '--partition-label-value=',
+            '--resource-reservation-app-label={reservation_namespace}',
+            '--listen-address={host}:{ports[scheduler_metrics]}',
+            '--plugin-server-port={ports[scheduler_plugins]}',
+        ], 'http://{host}:{ports[scheduler_metrics]}/metrics'),
+        ('binder', [
+            '--scheduler-name={scheduler_name}',
+            '--resource-reservation-namespace={reservation_namespace}',
+            '--resource-reservation-service-account={reservation_namespace}',
+            '--resource-reservation-app-label={reservation_namespace}',
+            '--resource-reservation-pod-image=ubuntu',
+            '--scale-adjust-namespace=kai-scale-adjust',
+            '--cdi-enabled=false',
+            # The operator adds it because the node has run.ai/fake.gpu=true.
+            '--fake-gpu-nodes',
+            '--metrics-bind-address={host}:{ports[binder_metrics]}',
+            '--health-probe-bind-address={host}:{ports[binder_probe]}',
+        ], 'http://{host}:{ports[binder_metrics]}/metrics'),
+        ('podgrouper', [
+            '--scheduler-name={scheduler_name}',
+            '--queue-label-key={queue_label}',
+            '--nodepool-label-key=kai.scheduler/node-pool',
+            '--metrics-bind-address={host}:{ports[podgrouper_metrics]}',
+            '--health-probe-bind-address={host}:{ports[podgrouper_probe]}',
+        ], 'http://{host}:{ports[podgrouper_probe]}/readyz'),
+        ('admission', [
+            '--scheduler-name={scheduler_name}',
+            '--webhook-addr={ports[admission_webhook]}',
+            '--gpu-sharing-enabled={gpu_sharing}',
+            '--gpu-pod-runtime-class-name={runtime_class}',
+            '--metrics-bind-address={host}:{ports[admission_metrics]}',
+            '--health-probe-bind-address={host}:{ports[admission_probe]}',
+        ], 'http://{host}:{ports[admission_probe]}/readyz'),
+        ('queuecontroller', [
+            '--queue-label-key={queue_label}',
+            # The queue validation webhook only rejects a Queue without spec.resources.
+            '--enable-webhook=false',
+            '--metrics-listen-address={host}:{ports[queuecontroller_metrics]}',
+        ], 'http://{host}:{ports[queuecontroller_metrics]}/metrics'),
+        ('podgroupcontroller', [
+            '--scheduler-name={scheduler_name}',
+            '--enable-podgroup-webhook=false',
+            # KAI parses this flag but never passes it on (its metrics bind
+            # :8080); the sim's build passes it on, see sim_binaries.
+            '--metrics-bind-address={host}:{ports[podgroupcontroller_metrics]}',
+            '--health-probe-bind-address={host}:{ports[podgroupcontroller_probe]}',
+        ], 'http://{host}:{ports[podgroupcontroller_probe]}/readyz'),
+    ]
+    result = []
+    for name, args, ready_url in base:
+        dropped = list(drop.get(name, ()))
+        kept = [arg for arg in args if arg.split('=', 1)[0] not in dropped]
+        component = {'name': name, 'args': kept + list(extra.get(name, ())), 'ready_url': ready_url}
+        if name == 'admission':
+            # controller-runtime reads the serving certificate from
+            # $TMPDIR/k8s-webhook-server/serving-certs; admission has no flag for it.
+            component['env'] = {'TMPDIR': '{sim_dir}/admission'}
+        result.append(component)
+    return result
+
+
+def _packages(module):
+    return dict((name, '%s/cmd/%s' % (module, name)) for name in _COMPONENTS)
+
+
+_WEBHOOKS = {
+    'mutating_configuration': 'mutating-kai-admission',
+    'validating_configuration': 'validating-kai-admission',
+    'webhook_name': 'admission.{namespace}.svc',
+    'match_conditions': [],
+}
+
+_V0_12 = {
+    'line': 'v0.12',
+    'min_version': (0, 12, 0),
+    'max_version': (0, 13, 0),
+    'note': 'Built from the Go module proxy and tested end to end in CI.',
+    'module': 'github.com/NVIDIA/KAI-scheduler',
+    'packages': _packages('github.com/NVIDIA/KAI-scheduler'),
+    # The control plane is built from the same Go module, at the Kubernetes
+    # version KAI's own go.mod requires.
+    'kubernetes_version': 'v1.34.1',
+    'go_directive': '1.26',
+    # KAI's own replace lines: a dependency's replaces do not apply to the
+    # module that builds it, so the build's go.mod repeats them.
+    'go_mod_replace': [],
+    'components': _components(),
+    'scheduler_config': {'actions': _ACTIONS, 'plugins': _PLUGINS_V0_12},
+    'chart': {
+        # Before v0.16 the chart renders `| default "nvidia"`, so "" cannot be
+        # set through values: the rendered Config is patched at this path.
+        'runtime_class_values_key': 'admission.gpuPodRuntimeClassName',
+        'runtime_class_config_patch': 'spec.admission.gpuPodRuntimeClassName',
+        'values': {},
+        'config_hint': 'KAI v0.12 renders its Config from the chart by default.',
+    },
+    'webhooks': _WEBHOOKS,
+    # Lab behaviour: a batch Job becomes one gang PodGroup from 0.14.7 on;
+    # from 0.17 KAI clears a PodGroup's conditions once it is scheduled.
+    'job_gang': False,
+    'clears_conditions': False,
+}
+
+_V0_17_MODULE = 'github.com/kai-scheduler/KAI-scheduler'
+_V0_17 = {
+    'line': 'v0.17',
+    'min_version': (0, 17, 0),
+    'max_version': (0, 18, 0),
+    'note': 'From KAI v0.17.0 run on the sim (solve and grade 100); the Go proxy here serves none of it.',
+    'module': _V0_17_MODULE,
+    'packages': _packages(_V0_17_MODULE),
+    'kubernetes_version': 'v1.35.4',
+    'go_directive': '1.26.3',
+    'go_mod_replace': [
+        'k8s.io/api => k8s.io/api v0.35.4',
+        'k8s.io/apimachinery => k8s.io/apimachinery v0.35.4',
+    ],
+    'components': _components(
+        # CDI became a setting of --plugins (off by default); the queue label
+        # moved to the scheduler; the RuntimeClass flag of fraction pods is
+        # the one the operator renders from gpuFractionRuntimeClassName.
+        drop={'binder': ['--cdi-enabled'], 'queuecontroller': ['--queue-label-key'],
+              'admission': ['--gpu-pod-runtime-class-name']},
+        extra={
+            'scheduler': ['--queue-label-key={queue_label}'],
+            'binder': ['--qps=20', '--burst=100'],
+            'podgrouper': ['--qps=20', '--burst=100'],
+            'admission': ['--gpu-fraction-runtime-class-name={runtime_class}'],
+        }),
+    'scheduler_config': {'actions': _ACTIONS, 'plugins': _PLUGINS_V0_17},
+    'chart': {
+        'runtime_class_values_key': 'admission.gpuFractionRuntimeClassName',
+        'runtime_class_config_patch': '',
+        # The chart ships its Config in a post-install hook; these render it inline.
+        'values': {
+            'defaultPriorityClasses': {'enabled': True},
+            'kaiConfig': {'render': True},
+            'kaiConfigDeployer': {'enabled': False},
+        },
+        'config_hint': 'set the chart values kaiConfig.render: true and kaiConfigDeployer.enabled: false',
+    },
+    'webhooks': dict(_WEBHOOKS, match_conditions=[
+        {'name': 'scheduler-name-match', 'expression': "object.spec.schedulerName == '{scheduler_name}'"},
+    ]),
+    'job_gang': True,
+    'clears_conditions': True,
+}
+
+# v0.18 (the lab's v0.18.6 on the VM) follows v0.17 until its own facts are
+# known: none of its source is available here.
+_V0_18 = dict(copy.deepcopy(_V0_17), line='v0.18', min_version=(0, 18, 0), max_version=(0, 19, 0),
+              note='Follows v0.17: the facts of v0.18 are not known yet.', follows='v0.17')
+
+PROFILES = (_V0_12, _V0_17, _V0_18)
+
+# The only version with a committed go.sum (roles/sim_binaries/files/kai-locks).
+LOCKED_VERSIONS = ('v0.12.0',)
+
+
+def known_lines():
+    return [profile['line'] for profile in PROFILES]
+
+
+def parse_version(version):
+    """'v0.17.0' -> (0, 17, 0); anything that is not a version raises KaiProfileError."""
+    match = _VERSION.match(str(version if version is not None else '').strip())
+    if not match:
+        raise KaiProfileError(
+            "KAI version %r is not a version (like v0.12.0). Known KAI lines: %s."
+            % (version, ', '.join(known_lines())))
+    return tuple(int(part) for part in match.groups())
+
+
+def profile_for(version):
+    """The profile of the KAI line that version belongs to (a copy, with 'version').
+
+    Keys others rely on: 'job_gang', 'clears_conditions', 'line', 'module'.
+    """
+    numbers = parse_version(version)
+    for profile in PROFILES:
+        if profile['min_version'] <= numbers < profile['max_version']:
+            result = copy.deepcopy(profile)
+            result['version'] = 'v%d.%d.%d' % numbers
+            return result
+    raise KaiProfileError(
+        "No KAI profile covers %s. Known KAI lines: %s (profiles in plugins/module_utils/kai_profiles.py)."
+        % (version, ', '.join(known_lines())))
+
+
+def _fill(text, settings):
+    try:
+        return text.format(**settings)
+    except (KeyError, IndexError) as error:
+        raise KaiProfileError('KAI profile setting %s is missing (in %r)' % (error, text))
+
+
+def component_args(version, settings):
+    """The sim's components: name, args, env and ready_url with settings filled in."""
+    settings = dict(settings)
+    settings['gpu_sharing'] = 'true' if settings.get('gpu_sharing') in (True, 'true', 'True') else 'false'
+    result = []
+    for component in profile_for(version)['components']:
+        result.append({
+            'name': component['name'],
+            'args': [_fill(arg, settings) for arg in component['args']],
+            'env': dict((key, _fill(value, settings)) for key, value in component.get('env', {}).items()),
+            'ready_url': _fill(component['ready_url'], settings),
+        })
+    return result
+
+
+def scheduler_config(version, disabled=()):
+    """The scheduler's config.yaml content, as the operator renders it (one tier), without the disabled plugins."""
+    config = profile_for(version)['scheduler_config']
+    plugins = []
+    for name in config['plugins']:
+        if name in disabled:
+            continue
+        plugin = {'name': name}
+        if name in _PLUGIN_ARGUMENTS:
+            plugin['arguments'] = dict(_PLUGIN_ARGUMENTS[name])
+        plugins.append(plugin)
+    return {'actions': ', '.join(config['actions']), 'tiers': [{'plugins': plugins}]}
+
+
+def _set_path(target, dotted, value):
+    keys = dotted.split('.')
+    for key in keys[:-1]:
+        target = target.setdefault(key, {})
+    target[keys[-1]] = value
+
+
+def chart_values(version, settings):
+    """Helm values of KAI's chart for the lab's settings on this version."""
+    chart = profile_for(version)['chart']
+    values = copy.deepcopy(chart['values'])
+    _set_path(values, 'global.gpuSharing', settings.get('gpu_sharing') in (True, 'true', 'True'))
+    _set_path(values, 'global.resourceReservation.namespace', settings['reservation_namespace'])
+    _set_path(values, chart['runtime_class_values_key'], settings.get('runtime_class', ''))
+    return values
+
+
+def select_config(version, objects):
+    """The one Config of a chart render, corrected for the lab; else KaiProfileError naming the values."""
+    profile = profile_for(version)
+    configs = [obj for obj in objects if isinstance(obj, dict) and obj.get('kind') == 'Config']
+    if len(configs) != 1:
+        raise KaiProfileError(
+            "KAI %s's chart rendered %d Config objects, not exactly one: %s. "
+            "Without it KAI's components run unconfigured." % (profile['version'], len(configs), profile['chart']['config_hint']))
+    return configs[0]
+
+
+def config_patch(version, settings):
+    """What to merge into the rendered Config (empty when the chart sets it all)."""
+    path = profile_for(version)['chart']['runtime_class_config_patch']
+    patch = {}
+    if path:
+        _set_path(patch, path, settings.get('runtime_class', ''))
+    return patch
+
+
+def webhook_configurations(version, settings, ca_bundle):
+    """KAI's pod admission webhooks, pointed at the local admission process by URL."""
+    webhooks = profile_for(version)['webhooks']
+    name = _fill(webhooks['webhook_name'], settings)
+    conditions = [dict(item, expression=_fill(item['expression'], settings)) for item in webhooks['match_conditions']]
+    url = 'https://%s:%s' % (settings['host'], settings['ports']['admission_webhook'])
+    selector = {'matchExpressions': [{'key': 'kubernetes.io/metadata.name', 'operator': 'NotIn',
+                                      'values': ['kube-system', settings['namespace']]}]}
+    common = {'admissionReviewVersions': ['v1'], 'failurePolicy': 'Fail', 'sideEffects': 'None',
+              'timeoutSeconds': 10, 'namespaceSelector': selector, 'name': name}
+    if conditions:
+        common['matchConditions'] = conditions
+    mutating = dict(common, clientConfig={'url': url + '/mutate--v1-pod', 'caBundle': ca_bundle},
+                    rules=[{'apiGroups': [''], 'apiVersions': ['v1'], 'operations': ['CREATE'],
+                            'resources': ['pods'], 'scope': 'Namespaced'}],
+                    reinvocationPolicy='IfNeeded')
+    validating = dict(common, clientConfig={'url': url + '/validate--v1-pod', 'caBundle': ca_bundle},
+                      rules=[{'apiGroups': [''], 'apiVersions': ['v1'], 'operations': ['CREATE', 'UPDATE'],
+                              'resources': ['pods'], 'scope': 'Namespaced'}])
+    return [
+        {'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'MutatingWebhookConfiguration',
+         'metadata': {'name': webhooks['mutating_configuration']}, 'webhooks': [mutating]},
+        {'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'ValidatingWebhookConfiguration',
+         'metadata': {'name': webhooks['validating_configuration']}, 'webhooks': [validating]},
+    ]
+
+
+def go_mod(version):
+    """The head of the go.mod that builds this KAI version and its control plane.
+
+    For a locked version the committed go.mod is this head resolved by
+    `go mod tidy`; otherwise the build resolves it through the Go proxy.
+    """
+    profile = profile_for(version)
+    lines = [
+        'module gsb.kai_lab/sim/kai', '',
+        'go %s' % profile['go_directive'], '',
+        'require (',
+        '\t%s %s' % (profile['module'], profile['version']),
+        '\tk8s.io/kubernetes %s' % profile['kubernetes_version'],
+        ')',
+    ]
+    for replace in profile['go_mod_replace']:
+        lines += ['', 'replace %s' % replace]
+    return '\n'.join(lines) + '\n'
+
+
+def tools_go(version):
+    """A tools.go that makes every package to build a dependency of the module."""
+    profile = profile_for(version)
+    packages = sorted(profile['packages'].values()) + [
+        'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager',
+        'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubectl']
+    return '//go:build tools\n\npackage kai\n\nimport (\n%s)\n' % ''.join('\t_ "%s"\n' % p for p in packages)
+
+
+# Every port of one sim, as an offset from its port base (kai_lab_sim_port_base):
+# the control plane's (kwokctl) and each KAI listener's, all on 127.0.0.1.
+SIM_PORT_OFFSETS = {
+    'etcd': 1, 'etcd_peer': 2, 'kwok_controller': 3, 'kube_controller_manager': 4, 'kube_scheduler': 5,
+    'scheduler_metrics': 10, 'scheduler_plugins': 11, 'binder_metrics': 20, 'binder_probe': 21,
+    'podgrouper_metrics': 30, 'podgrouper_probe': 31, 'admission_webhook': 40, 'admission_metrics': 41,
+    'admission_probe': 42, 'queuecontroller_metrics': 50, 'podgroupcontroller_metrics': 60,
+    'podgroupcontroller_probe': 61, 'kube_apiserver': 143,
+}
+SIM_PORT_SPAN = max(SIM_PORT_OFFSETS.values()) + 1
+
+
+def sim_ports(base):
+    """name -> port for a sim whose port base is base (1024 < base, base + span <= 65535)."""
+    try:
+        base = int(base)
+    except (TypeError, ValueError):
+        raise KaiProfileError('kai_lab_sim_port_base must be a number, not %r' % (base,))
+    if base < 1024 or base + SIM_PORT_SPAN > 65535:
+        raise KaiProfileError('kai_lab_sim_port_base %d is out of range: the sim uses ports %d..%d; '
+                              'choose 1024..%d' % (base, base, base + SIM_PORT_SPAN - 1, 65535 - SIM_PORT_SPAN))
+    return dict((name, base + offset) for name, offset in SIM_PORT_OFFSETS.items())

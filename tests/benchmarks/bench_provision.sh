@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Wall time of provision.yml: from an empty state with built binaries, then
+# a re-provision of the running lab that changes nothing (it must report
+# changed=0). Runs its own sim (own state directory, port base 16700), so a
+# learner's lab is untouched; tears it down at the end. Usage:
+#   tests/benchmarks/bench_provision.sh [re-provision runs]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-3}
+export KAI_LAB_SIM_STATE="${KAI_LAB_CACHE:-$HOME/.cache/gsb-kai-lab}/bench-sim"
+work=$(mktemp -d)
+extra=(-e kai_lab_sim_port_base="${KAI_LAB_BENCH_PORT_BASE:-16700}" -e kai_lab_workdir="$work/gsb-kai")
+log=/tmp/kai-lab-bench-provision.log
+trap 'ansible-playbook playbooks/teardown.yml "${extra[@]}" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+ansible-playbook playbooks/teardown.yml "${extra[@]}" >"$log" 2>&1
+time_it() {
+  local s e
+  s=$(date +%s.%N)
+  ansible-playbook playbooks/provision.yml "${extra[@]}" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
+  e=$(date +%s.%N)
+  echo "$e - $s" | bc
+}
+empty=$(time_it)
+printf '%-48s %8.2f s\n' "provision from an empty state (built binaries)" "$empty"
+for i in $(seq "$runs"); do
+  t=$(time_it)
+  changed=$(grep -oE 'changed=[0-9]+' "$log" | tail -1)
+  printf '%-48s %8.2f s (%s)\n' "re-provision, nothing to change, run $i" "$t" "$changed"
+done
+printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
