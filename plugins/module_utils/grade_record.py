@@ -76,6 +76,10 @@ WORDS = {
                        'ko': '{at} 에 KAI 조건으로 확인됨: {object} 의 {reason} "{message}"'},
     'stale': {'en': 'the recorded proof is about {name} {old}, but {name} is now another pod ({new})',
               'ko': '기록된 증거는 {name} {old} 에 대한 것이지만 지금의 {name} 은(는) 다른 파드({new})입니다'},
+    'unwritable': {'en': 'the grade record {path} could not be written ({error}); this grade\'s proofs are not kept',
+                   'ko': '채점 기록 {path} 을(를) 쓸 수 없어({error}) 이번 채점의 증거가 남지 않습니다'},
+    'kept': {'en': 'grade record {path}: {count} check(s) kept now ({checks})',
+             'ko': '채점 기록 {path}: 이번에 {count}개 검사 저장 ({checks})'},
     'keep_proof': {'en': 'Checking each step right after doing it keeps KAI\'s proof for the whole lab: '
                          'ansible-playbook playbooks/grade.yml -e kai_lab_grade_steps={step}',
                    'ko': '각 단계를 마친 직후 확인하면 KAI의 증거가 실습 내내 남습니다: '
@@ -374,3 +378,46 @@ def recorded_evidence(entry, proof=None):
 def keep_proof_hint(step_id, lang):
     """The hint for a check left unverified with no record: check each step as it is done."""
     return say('keep_proof', lang, step=step_id)
+
+
+# ---------------------------------------------------------------- one grade with the record
+
+def grade_with_record(snapshot, run, record_path, workdir, write=True, now=None):
+    """Grade with the grader's record and add to it what this grade verified.
+
+    snapshot gets .record (what earlier grades verified; checks use it where
+    KAI's live proof is gone); run() returns the grade. The record is read
+    from and written to record_path only when it lies outside workdir, and
+    written only when write is true and something was verified. The grade
+    gets 'record': path, notes (in the grade's language), the checks that
+    used the record and those kept now.
+    """
+    path, refused = usable_path(record_path, workdir)
+    notes = [refused] if refused else []
+    record, load_notes = load(path, snapshot.namespace, getattr(snapshot, 'namespace_uid', None))
+    notes.extend(load_notes)
+    snapshot.record = record
+    grade = run()
+    updated, added = remember(record, grade, now)
+    used = [c['id'] for s in grade.get('steps') or [] for c in s.get('checks') or []
+            if isinstance(c.get('evidence'), dict) and c['evidence'].get(RECORDED_KEY)]
+    kept = []
+    if path and write and added:
+        try:
+            save(path, updated)
+            kept = added
+        except (IOError, OSError) as exc:
+            notes.append(both('unwritable', path=path, error=exc.strerror or str(exc)))
+    lang = grade.get('lang') or 'en'
+    grade['record'] = {'path': path, 'notes': [n.get(lang) or n['en'] for n in notes], 'used': used, 'kept': kept}
+    return grade
+
+
+def table_lines(grade):
+    """Console lines about the record for the grade's table."""
+    info = grade.get('record') or {}
+    lang = grade.get('lang') or 'en'
+    lines = ['note: %s' % note for note in info.get('notes') or []]
+    if info.get('kept'):
+        lines.append(say('kept', lang, path=info['path'], count=len(info['kept']), checks=', '.join(info['kept'])))
+    return lines

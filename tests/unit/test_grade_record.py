@@ -248,3 +248,60 @@ def test_the_hint_names_the_command_for_the_step():
     assert "kai_lab_grade_steps=gang" in gr.keep_proof_hint("gang", "en")
     ko = gr.keep_proof_hint("gang", "ko")
     assert "kai_lab_grade_steps=gang" in ko and HANGUL.search(ko)
+
+
+# ---------------------------------------------------------------- one grade with the record
+
+class Snap(object):
+    namespace = NS
+    namespace_uid = None
+
+
+def test_grade_with_record_reads_grades_and_keeps_what_it_verified(tmp_path):
+    path = gr.record_path(str(tmp_path / "state"), NS)
+    seen = {}
+
+    def run():
+        seen["record"] = snapshot.record
+        return dict(a_grade(evict_check()), lang="en")
+
+    snapshot = Snap()
+    grade = gr.grade_with_record(snapshot, run, path, str(tmp_path / "gsb-kai"), now=NOW)
+    assert seen["record"] == gr.empty(NS)
+    assert grade["record"] == {"path": path, "notes": [], "used": [], "kept": ["preempt.evicted"]}
+    assert gr.table_lines(grade) == ["grade record %s: 1 check(s) kept now (preempt.evicted)" % path]
+    second = gr.grade_with_record(Snap(), lambda: {"steps": [], "lang": "ko"}, path, str(tmp_path / "gsb-kai"))
+    assert second["record"]["kept"] == [] and second["record"]["notes"] == []
+    assert "preempt.evicted" in gr.load(path, NS)[0]["checks"]
+
+
+def test_grade_with_record_in_check_mode_writes_nothing(tmp_path):
+    path = gr.record_path(str(tmp_path / "state"), NS)
+    grade = gr.grade_with_record(Snap(), lambda: dict(a_grade(evict_check()), lang="en"), path, str(tmp_path / "w"),
+                                 write=False)
+    assert grade["record"]["kept"] == [] and not os.path.exists(os.path.dirname(path))
+
+
+def test_grade_with_record_inside_the_workdir_keeps_nothing_and_says_so(tmp_path):
+    workdir = tmp_path / "gsb-kai"
+    workdir.mkdir()
+    planted = workdir / "grade-records" / "kai-lab.json"
+    planted.parent.mkdir()
+    forged = gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]
+    planted.write_text(json.dumps(forged))
+    os.chmod(str(planted), 0o600)
+    snapshot = Snap()
+    grade = gr.grade_with_record(snapshot, lambda: dict(a_grade(evict_check()), lang="ko"), str(planted), str(workdir))
+    assert snapshot.record == gr.empty(NS)  # the planted proof was not read
+    assert grade["record"]["path"] is None and grade["record"]["kept"] == []
+    assert HANGUL.search(grade["record"]["notes"][0]) and str(workdir) in grade["record"]["notes"][0]
+    assert json.loads(planted.read_text()) == forged  # and not written either
+
+
+def test_an_unwritable_record_is_a_note_not_a_crash(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "grade-records").write_text("a file where the directory should be")
+    grade = gr.grade_with_record(Snap(), lambda: dict(a_grade(evict_check()), lang="en"),
+                                 gr.record_path(str(state), NS), str(tmp_path / "w"))
+    assert grade["record"]["kept"] == [] and "could not be written" in grade["record"]["notes"][-1]
