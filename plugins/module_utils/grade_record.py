@@ -359,9 +359,15 @@ def recall(record, check_id, live_pods=None):
     return entry, None
 
 
+def best_proof(entry):
+    """The proof to show: KAI's event when there is one (it has a uid and a source), else a condition."""
+    events = [p for p in entry['proofs'] if p.get('kind') == 'event']
+    return (events or entry['proofs'])[0]
+
+
 def describe(entry, lang, proof=None):
     """'verified at <when> from KAI's event <reason> on <object> ...' in lang."""
-    proof = proof or entry['proofs'][0]
+    proof = proof or best_proof(entry)
     at = entry['verified_at'][:16].replace('T', ' ') + ' UTC'
     key = 'used_event' if proof.get('kind') == 'event' else 'used_condition'
     return say(key, lang, at=at, reason=proof.get('reason'), object=proof.get('object'), source=proof.get('source'),
@@ -370,7 +376,7 @@ def describe(entry, lang, proof=None):
 
 def recorded_evidence(entry, proof=None):
     """What a check reports as its evidence when the record stood in for KAI's live word."""
-    proof = proof or entry['proofs'][0]
+    proof = proof or best_proof(entry)
     return {RECORDED_KEY: {'verified_at': entry['verified_at'], 'proof': proof,
                            'en': describe(entry, 'en', proof), 'ko': describe(entry, 'ko', proof)}}
 

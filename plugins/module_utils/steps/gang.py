@@ -14,10 +14,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, unverified)
+    BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod)
 
 FILE = 'gang.txt'
 GANG = 'gang'
@@ -160,14 +162,19 @@ def check_reason(snapshot):
     if not kai.gang_message_requires(raw, GANG_SIZE):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
-    seen = [e.get('message') or '' for e in snapshot.events
-            if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
-    seen += [r['message'] for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg)
-             if kai.GANG_MESSAGE_MARK in r['message']]
-    if not seen:
-        return unverified(bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched with the cluster',
-                                    '갱의 PodGroup 과 이벤트가 없어 클러스터와 대조할 수 없습니다'), {'file': raw})
-    return passed({'file': raw, 'kai': seen[0][:300]})
+    proofs = [grade_record.proof_from_event(e) for e in sorted(snapshot.events, key=kai.event_time)
+              if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
+    proofs += [grade_record.proof_from_condition(pg, r) for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg)
+               if kai.GANG_MESSAGE_MARK in r['message']]
+    if proofs:
+        return evidence.live(proofs, [], file=raw, kai=proofs[0]['message'][:300])
+    entry, stale = evidence.recalled(snapshot, 'gang.reason')
+    if entry is None:
+        return evidence.gone('gang', bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched '
+                                               'with the cluster',
+                                               '갱의 PodGroup 과 이벤트가 없어 클러스터와 대조할 수 없습니다'), stale,
+                             {'file': raw})
+    return evidence.from_record(entry, file=raw, kai=grade_record.best_proof(entry)['message'][:300])
 
 
 STEP = Step(
