@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from xml.sax.saxutils import escape, quoteattr
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 
@@ -38,16 +39,18 @@ def junit_xml(grade):
 
 
 def summary_table(grade):
-    """The console table: one line per check."""
+    """The console table: one line per check (a passed one shows its message only when it says more than OK),
+    then the score and what concerns the grader's record."""
     marks = {PASSED: 'PASS', FAILED: 'FAIL', UNVERIFIED: '????'}
     rows = ['%-4s %-22s %-4s %s' % ('step', 'check', '', 'message')]
     for step in grade['steps']:
         for check in step['checks']:
             rows.append('%-4s %-22s %-4s %s' % (step['number'], check['id'], marks[check['status']],
-                                                '' if check['status'] == PASSED else check['message']))
+                                                '' if check['message'] == 'OK' else check['message']))
     for check in grade['environment']:
         rows.append('%-4s %-22s %-4s %s' % ('-', check['id'], marks[check['status']],
                                             '' if check['status'] == PASSED else check['message']))
     rows.append('score %.1f%% (%d/%d points), %s' % (grade['score'], grade['points'], grade['max_points'],
                                                      'PASSED' if grade['passed'] else 'NOT PASSED'))
+    rows.extend(grade_record.table_lines(grade))
     return rows

@@ -18,6 +18,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
@@ -74,6 +75,18 @@ def check_kai_components(snapshot):
 ENVIRONMENT_CHECK = Check('environment.kai_components', 0, check_kai_components, WORDS['environment.kai_components'])
 
 
+def step_selection(requested):
+    """(step ids, None) for the steps to grade (None: every step), or (None, message) naming the valid ids."""
+    names = [str(n).strip() for n in requested or [] if str(n).strip()]
+    if not names or 'all' in names:
+        return None, None
+    unknown = [n for n in names if n not in steps.STEP_IDS]
+    if unknown:
+        return None, ('unknown step(s) %s; the steps are %s, or all. / 알 수 없는 단계 %s; 단계는 %s 또는 all 입니다.'
+                      % (', '.join(unknown), ', '.join(steps.STEP_IDS), ', '.join(unknown), ', '.join(steps.STEP_IDS)))
+    return [n for n in steps.STEP_IDS if n in names], None
+
+
 class Snapshot(object):
     """Everything the grader reads, fetched once (a few list calls)."""
 
@@ -91,7 +104,13 @@ class Snapshot(object):
         self.configmaps = {}
         self.health = health or {}
         self._files = {}
+        self.namespace_uid = None
+        # What earlier grades verified (grade_record); empty unless the caller loads one.
+        self.record = grade_record.empty(namespace)
         try:
+            # Its uid tells a record of this lab from one of a lab since reset (namespace recreated).
+            namespace_object = cluster.get('v1', 'Namespace', namespace)
+            self.namespace_uid = kai.meta(namespace_object).get('uid') if namespace_object else None
             self.queues = cluster.list(kai.QUEUE_API, 'Queue')
             self.all_pods = cluster.list('v1', 'Pod')
             self.pods = [p for p in self.all_pods if kai.meta(p).get('namespace') == namespace]
@@ -148,10 +167,13 @@ class Grader(object):
         self.deadline = deadline
         self.time_limit = time_limit
 
-    def run(self):
+    def run(self, step_ids=None):
+        """The grade of every step, or of the steps in step_ids only (see step_selection)."""
         started = time.monotonic()
         graded_steps = []
         for step in steps.STEPS:
+            if step_ids and step.id not in step_ids:
+                continue
             checks = [self.run_check(check) for check in step.checks]
             graded_steps.append({
                 'id': step.id, 'number': step.number, 'title': step.title[self.lang],
@@ -204,7 +226,8 @@ class Grader(object):
                   # Evidence may quote a learner's file: bounded, JSON-only.
                   'evidence': learner_files.bounded(result.evidence)}
         if result.status == PASSED:
-            graded['message'], graded['hint'] = 'OK', ''
+            # A passed check says more than OK only when it has more to say (a recorded proof).
+            graded['message'], graded['hint'] = (result.message[self.lang] if result.message else 'OK'), ''
         else:
             # One printable line each: learner text in them cannot forge a
             # console line or break the JUnit XML.

@@ -21,10 +21,21 @@ description:
     writes are its own reports, O(output_dir)/grade.json and
     O(output_dir)/grade-junit.xml (mode 0600, written through a unique
     temporary file and a rename, so a link planted at either name is
-    replaced, never written through), skipped in check mode.
+    replaced, never written through), and its record at O(record_path), all
+    skipped in check mode.
   - When a later step has erased the evidence of an earlier one, the events
     that remain and the learner's files are used; when those are gone too,
     the check is V(unverified) rather than passed or failed blindly.
+  - With O(steps), only those steps are graded now, the way a check button
+    works while the learner does the lab.
+  - With O(record_path), what a grade verified (check id, time, the evidence
+    it saw, for KAI's word the event's uid, reason, message, source and time)
+    is added to the grader's own record there. A later grade whose live proof
+    is gone (events past the API server's TTL, PodGroup conditions KAI
+    v0.17+ clears) uses the recorded proof instead and says so; the learner's
+    files and the objects that exist are still read live, so a file changed
+    to something wrong still fails. A record path inside O(workdir) is
+    refused, and a corrupt or foreign record counts as empty, with a note.
   - Bad input (missing or malformed files, wrong kinds, an unreachable API
     server, a stopped KAI component) becomes a failing check with a clear
     message; the whole grade is bounded by O(time_limit).
@@ -61,6 +72,21 @@ options:
     description: Seconds the whole grade may take; checks past it are reported as not verified.
     type: int
     default: 30
+  steps:
+    description:
+      - Step ids to grade now, e.g. V(nolimit), or V(all) for every step.
+      - An unknown id fails the task, naming the valid ones.
+    type: list
+    elements: str
+    default: [all]
+  record_path:
+    description:
+      - The grader's record of what it verified, a JSON file outside
+        O(workdir) (the playbooks use
+        C(<kai_lab_grade_record_dir>/<namespace>.json)).
+      - Read before grading and updated after it, written atomically with
+        mode 0600. Unset, no record is read or written.
+    type: path
 extends_documentation_fragment:
   - gsb.kai_lab.lab
   - gsb.kai_lab.connection
@@ -81,6 +107,11 @@ EXAMPLES = r'''
 - name: Show the table
   ansible.builtin.debug:
     var: grade.table
+
+- name: Check step 3 right after doing it, keeping KAI's proof
+  gsb.kai_lab.kai_lab_grade:
+    steps: [nolimit]
+    record_path: /root/.local/state/gsb-kai-lab/sim/grade-records/kai-lab.json
 '''
 
 RETURN = r'''
@@ -101,9 +132,16 @@ grade:
       type: float
       sample: 100.0
     steps:
-      description: Per step, its checks with id, status, passed, weight, description, message, hint, evidence, duration.
+      description:
+        - Per step graded, its checks with id, status, passed, weight, description, message, hint, evidence, duration.
+        - A check passed on a recorded proof has a message saying when it was verified and from what, and
+          C(evidence.recorded).
       type: list
       elements: dict
+    record:
+      description: The grader's record, C(path) (null when none is kept), C(notes) on it, the checks that C(used) it
+        and those C(kept) in it now.
+      type: dict
 table:
   description: One console line per check and a score line.
   returned: always
@@ -124,7 +162,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import grade_with_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_files import LearnerFileError, write_file
@@ -150,10 +189,15 @@ def main():
         kai_deployments=dict(type='list', elements='str', default=[]),
         output_dir=dict(type='path'),
         time_limit=dict(type='int', default=30),
+        steps=dict(type='list', elements='str', default=['all']),
+        record_path=dict(type='path'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     deadline = time.monotonic() + params['time_limit']
+    step_ids, unknown = step_selection(params['steps'])
+    if unknown:
+        module.fail_json(msg=unknown)
 
     require_libraries(module)
     # Reads share the grade's time budget: an API server that accepts
@@ -170,7 +214,8 @@ def main():
         health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
     snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health, kai_version=params['kai_version'])
     grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
-    grade = grader.run()
+    grade = grade_with_record(snapshot, lambda: grader.run(step_ids), params['record_path'], params['workdir'],
+                              write=not module.check_mode)
     grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
     files = []

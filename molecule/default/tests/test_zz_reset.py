@@ -1,11 +1,11 @@
 """Runs last (file order): reset.yml returns the solved lab to its
-just-provisioned state, keeps every learner file in a backup, and a second
-reset changes nothing."""
+just-provisioned state, keeps every learner file in a backup with the
+grader's record, and a second reset changes nothing."""
 
 import os
 import re
 
-from conftest import run_playbook
+from conftest import run_playbook, sim_state
 
 NS = 'kai-lab'
 
@@ -16,7 +16,9 @@ def test_reset_backs_up_files_empties_the_lab_and_is_idempotent(kubectl, workdir
     assert first.returncode == 0, first.stdout[-3000:]
     backups = [n for n in os.listdir(workdir) if n.startswith('backup-')]
     assert len(backups) == 1
-    assert sorted(os.listdir(os.path.join(workdir, backups[0]))) == before
+    # The grader's record of this lab is archived with the learner's files.
+    assert sorted(os.listdir(os.path.join(workdir, backups[0]))) == sorted(before + ['grade-record.json'])
+    assert not os.path.exists(os.path.join(sim_state(), 'grade-records', '%s.json' % NS))
     assert not [n for n in os.listdir(workdir) if os.path.isfile(os.path.join(workdir, n))]
     assert kubectl('-n %s get pods' % NS)['items'] == []
     assert kubectl('-n %s get podgroups' % NS)['items'] == []

@@ -14,10 +14,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, say_both, unverified)
+    BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, say_both)
 
 FILE = 'gang.txt'
 GANG = 'gang'
@@ -191,12 +193,13 @@ def job_pods_grouped_alone(snapshot):
 
 
 def gang_evidence(snapshot):
-    """KAI's gang messages still in the cluster: [(kind, object name, message)]."""
-    seen = [((e.get('involvedObject') or {}).get('kind'), (e.get('involvedObject') or {}).get('name'), e.get('message') or '')
+    """KAI's gang messages still in the cluster: [(kind, object name, message, proof for the record)]."""
+    seen = [((e.get('involvedObject') or {}).get('kind'), (e.get('involvedObject') or {}).get('name'), e.get('message') or '',
+             grade_record.proof_from_event(e))
             for e in snapshot.events
             if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
-    seen += [('PodGroup', kai.name_of(pg), r['message']) for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg)
-             if kai.GANG_MESSAGE_MARK in r['message']]
+    seen += [('PodGroup', kai.name_of(pg), r['message'], grade_record.proof_from_condition(pg, r))
+             for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg) if kai.GANG_MESSAGE_MARK in r['message']]
     return seen
 
 
@@ -233,20 +236,27 @@ def check_reason(snapshot):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
     seen = gang_evidence(snapshot)
-    if not seen:
-        return unverified(bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched with the cluster',
-                                    '갱의 PodGroup 과 이벤트가 없어 클러스터와 대조할 수 없습니다'), {'file': raw})
-    if supported:
-        made_by_job = job_objects(snapshot)
-        by_job = [s for s in seen if s[1] in made_by_job.get(s[0], ())]
-        if not by_job:
-            podgroups = [s for s in seen if s[0] == 'PodGroup'] or seen
-            others = sorted(set('%s %s' % (kind, name) for kind, name, _message in podgroups))
-            return failed(say_both(WORDS['gang.reason']['bare_podgroup'], version=snapshot.kai_version,
-                                   objects=', '.join(others)),
-                          {'file': raw, 'gang_of': others}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint']))
-        seen = by_job
-    return passed({'file': raw, 'kai': seen[0][2][:300]})
+    if seen:
+        if supported:
+            made_by_job = job_objects(snapshot)
+            by_job = [s for s in seen if s[1] in made_by_job.get(s[0], ())]
+            if not by_job:
+                podgroups = [s for s in seen if s[0] == 'PodGroup'] or seen
+                others = sorted(set('%s %s' % (kind, name) for kind, name, _message, _proof in podgroups))
+                return failed(say_both(WORDS['gang.reason']['bare_podgroup'], version=snapshot.kai_version,
+                                       objects=', '.join(others)),
+                              {'file': raw, 'gang_of': others}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint']))
+            seen = by_job
+        return evidence.live([s[3] for s in seen], [], file=raw, kai=seen[0][2][:300])
+    # KAI's live word is gone (events past their TTL, the PodGroup deleted with
+    # its Job): an earlier grade may have kept it, having checked the form then.
+    entry, stale = evidence.recalled(snapshot, 'gang.reason')
+    if entry is None:
+        return evidence.gone('gang', bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched '
+                                               'with the cluster',
+                                               '갱의 PodGroup 과 이벤트가 없어 클러스터와 대조할 수 없습니다'), stale,
+                             {'file': raw})
+    return evidence.from_record(entry, file=raw, kai=grade_record.best_proof(entry)['message'][:300])
 
 
 STEP = Step(

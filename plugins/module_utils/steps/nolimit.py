@@ -9,10 +9,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    Check, Step, bilingual, failed, gpu_pod, passed, unverified)
+    Check, Step, bilingual, failed, gpu_pod, passed)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.queues import queue_manifest
 
 FILE = 'nolimit.txt'
@@ -84,16 +86,18 @@ def check_queue(snapshot):
     return passed(summary)
 
 
-def over_limit_evidence(snapshot):
-    """KAI's OverLimit texts for nl-1 still in the cluster (conditions or events)."""
-    texts = []
+def over_limit_proofs(snapshot):
+    """KAI's OverLimit word for nl-1 still in the cluster: its PodGroup's conditions, then its events."""
+    proofs = []
     pod = snapshot.pod(NL1)
     if pod is not None:
         podgroup = snapshot.podgroup(kai.podgroup_name_of_pod(pod) or '')
         if podgroup is not None:
-            texts.extend(r['message'] for r in kai.scheduling_reasons(podgroup) if r['reason'] == kai.REASON_OVER_LIMIT)
-    texts.extend(m for m in kai.unschedulable_messages(snapshot.events, 'Pod', NL1) if kai.REASON_OVER_LIMIT in m)
-    return texts
+            proofs.extend(grade_record.proof_from_condition(podgroup, r) for r in kai.scheduling_reasons(podgroup)
+                          if r['reason'] == kai.REASON_OVER_LIMIT)
+    proofs.extend(grade_record.proof_from_event(e) for e in kai.events_for(snapshot.events, 'Pod', NL1)
+                  if e.get('reason') == 'Unschedulable' and kai.REASON_OVER_LIMIT in (e.get('message') or ''))
+    return proofs
 
 
 def check_reason(snapshot):
@@ -106,16 +110,26 @@ def check_reason(snapshot):
                                     '("... quota has reached the allowable limit of GPUs ...")'))
         return failed(bilingual('does not hold KAI\'s OverLimit reason (got: %s)' % raw[:120],
                                 'KAI의 OverLimit 이유가 아닙니다 (내용: %s)' % raw[:120]))
-    evidence = over_limit_evidence(snapshot)
-    if not evidence:
-        return unverified(bilingual('KAI\'s OverLimit record for nl-1 (its PodGroup condition and events) is gone, '
-                                    'so the text cannot be matched with the cluster',
-                                    'nl-1 에 대한 KAI의 OverLimit 기록(PodGroup 조건과 이벤트)이 없어 클러스터와 대조할 수 없습니다'),
-                          {'file': raw})
-    if 'Limit is 0 GPUs' in evidence[0] and 'Limit is 0 GPUs' not in raw:
-        return failed(bilingual('does not match KAI\'s message for nl-1: %s' % evidence[0][:160],
-                                'nl-1 에 대한 KAI 메시지와 다릅니다: %s' % evidence[0][:160]), {'file': raw, 'kai': evidence[0]})
-    return passed({'file': raw, 'kai': evidence[0]})
+    proofs = over_limit_proofs(snapshot)
+    entry = None
+    if proofs:
+        said = proofs[0]['message']
+    else:
+        entry, stale = evidence.recalled(snapshot, 'nolimit.reason')
+        if entry is None:
+            return evidence.gone('nolimit', bilingual(
+                'KAI\'s OverLimit record for nl-1 (its PodGroup condition and events) is gone, '
+                'so the text cannot be matched with the cluster',
+                'nl-1 에 대한 KAI의 OverLimit 기록(PodGroup 조건과 이벤트)이 없어 클러스터와 대조할 수 없습니다'),
+                stale, {'file': raw})
+        said = grade_record.best_proof(entry)['message']
+    # The learner's file is read now, whichever proof of KAI's word is used.
+    if 'Limit is 0 GPUs' in said and 'Limit is 0 GPUs' not in raw:
+        return failed(bilingual('does not match KAI\'s message for nl-1: %s' % said[:160],
+                                'nl-1 에 대한 KAI 메시지와 다릅니다: %s' % said[:160]), {'file': raw, 'kai': said})
+    if entry is not None:
+        return evidence.from_record(entry, file=raw, kai=said)
+    return evidence.live(proofs, [snapshot.pod(NL1)], file=raw, kai=said)
 
 
 STEP = Step(

@@ -8,11 +8,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_CLASS, BUILD_POD, P1, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed,
-    unverified)
+    BUILD_CLASS, BUILD_POD, P1, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.gang import gang_form
 
 
@@ -93,22 +94,57 @@ def check_build_running(snapshot):
     return learner.fail_on(problems) or passed({'phase': kai.pod_phase(pod), 'priorityClassName': BUILD_CLASS})
 
 
+def evictions_by_build(events):
+    """(summary, event) of KAI's Evict events of a step-6 candidate made for bd-1, oldest first."""
+    found = []
+    for event in sorted(events, key=kai.event_time):
+        summaries = kai.eviction_events([event])  # [] unless KAI reported it
+        if not summaries:
+            continue
+        summary = summaries[0]
+        for_build = ('pg-%s-' % BUILD_POD) in summary['message'] or BUILD_POD in summary['message']
+        if summary['victim'] in (P1,) + TRAIN_PODS and for_build:
+            found.append((summary, event))
+    return found
+
+
+def recorded_evictions(entry):
+    """The Evict events an earlier grade kept (grade_record proofs), as events again."""
+    return [{'reason': 'Evict', 'message': p.get('message') or '', 'source': {'component': p.get('source')},
+             'involvedObject': {'kind': (p.get('object') or '').split('/', 1)[0]}, 'lastTimestamp': p.get('time')}
+            for p in (entry or {}).get('proofs') or [] if p.get('reason') == 'Evict']
+
+
+def still_there(snapshot, victim):
+    """A failed Result when the evicted pod still exists (not being deleted), else None."""
+    remaining = snapshot.pod(victim)
+    if remaining is not None and not kai.meta(remaining).get('deletionTimestamp'):
+        return failed(bilingual('%s was marked for eviction but still exists' % victim,
+                                '%s 이(가) 밀려나야 했지만 아직 있습니다' % victim))
+    return None
+
+
 def check_evicted(snapshot):
     candidates = (P1,) + TRAIN_PODS
     evictions = [e for e in kai.eviction_events(snapshot.events) if e['victim'] in candidates]
-    by_build = [e for e in evictions if ('pg-%s-' % BUILD_POD) in e['message'] or BUILD_POD in e['message']]
+    by_build = evictions_by_build(snapshot.events)
     if by_build:
-        victim = by_build[-1]['victim']
-        remaining = snapshot.pod(victim)
-        if remaining is not None and not kai.meta(remaining).get('deletionTimestamp'):
-            return failed(bilingual('%s was marked for eviction but still exists' % victim,
-                                    '%s 이(가) 밀려나야 했지만 아직 있습니다' % victim))
-        return passed({'victim': victim, 'event': by_build[-1]['message']})
+        summary, event = by_build[-1]
+        return still_there(snapshot, summary['victim']) or evidence.live(
+            [grade_record.proof_from_event(event)], [snapshot.pod(BUILD_POD)],
+            victim=summary['victim'], event=summary['message'])
     trains_gone = [n for n in TRAIN_PODS if snapshot.pod(n) is None]
     step6_events = [e for name in (BUILD_POD,) + TRAIN_PODS for e in learner.pod_events(snapshot, name)]
     if snapshot.pod(BUILD_POD) is not None and trains_gone and not step6_events:
-        # bd-1 runs and a train pod is gone, but the events of step 6 have expired.
-        return unverified(expired_eviction(trains_gone))
+        # bd-1 runs and a train pod is gone, but the events of step 6 have expired: an earlier
+        # grade may have kept KAI's Evict event (a proof about this bd-1, by its uid).
+        entry, stale = evidence.recalled(snapshot, 'preempt.evicted')
+        recorded = evictions_by_build(recorded_evictions(entry))
+        if not recorded:
+            return evidence.gone('preempt', expired_eviction(trains_gone), stale)
+        summary = recorded[-1][0]
+        return still_there(snapshot, summary['victim']) or evidence.from_record(
+            entry, victim=summary['victim'], event=summary['message'])
     return failed(bilingual('no Evict event from KAI for a train pod of research; bd-1 did not preempt anything '
                             '(were tr-1 and tr-2 running with priorityClassName train when bd-1 came?)',
                             'research 의 train 파드에 대한 KAI의 Evict 이벤트가 없습니다. bd-1 이 선점하지 않았습니다 '
