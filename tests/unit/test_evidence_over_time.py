@@ -56,8 +56,8 @@ def lab(tmp_path, fake_cluster):
         def grade(self, state, steps=None, lang="en", record_path="default", now=NOW, files=True):
             if files:
                 self.files(state["files"])
-            snapshot = Snapshot(fake_cluster(state), NS, self.workdir, health=dict(self.health))
-            grader = Grader(snapshot, lang=lang, kai_version=hand.KAI_VERSION)
+            snapshot = Snapshot(fake_cluster(state), NS, self.workdir, health=dict(self.health), kai_version=hand.KAI_VERSION)
+            grader = Grader(snapshot, lang=lang)
             path = self.record_path if record_path == "default" else record_path
             return gr.grade_with_record(snapshot, lambda: grader.run(steps), path, self.workdir, now=now)
 
@@ -105,6 +105,10 @@ def test_without_step_checks_the_grade_is_honest_and_says_how_to_keep_proof(lab)
     by_id, then = checks(grade), checks(recorded)
     assert sorted(c for c, v in by_id.items() if v["status"] == UNVERIFIED) == EVENT_CHECKS
     for check_id in EVENT_CHECKS:
+        if check_id == "preempt.evicted":  # names the candidates now (issue 10)
+            assert by_id[check_id]["message"].startswith(
+                "Could not be verified: no events are left to show which one of tr-1, tr-2 KAI evicted for bd-1")
+            continue
         assert by_id[check_id]["message"] == then[check_id]["message"]
     assert "kai_lab_grade_steps=nolimit" in by_id["nolimit.reason"]["hint"]
     assert "kai_lab_grade_steps=gang" in by_id["gang.reason"]["hint"]

@@ -40,8 +40,8 @@ def grade_hand(tmp_path, fake_cluster, fixtures):
 
     def run(state, lang="en"):
         workdir = fixtures.write_files(tmp_path / ("w%d" % len(os.listdir(str(tmp_path)))), state["files"])
-        snapshot = Snapshot(fake_cluster(state), NS, workdir, health=dict(health))
-        return Grader(snapshot, lang=lang, kai_version=hand.KAI_VERSION).run()
+        snapshot = Snapshot(fake_cluster(state), NS, workdir, health=dict(health), kai_version=hand.KAI_VERSION)
+        return Grader(snapshot, lang=lang).run()
 
     return run
 
@@ -83,8 +83,15 @@ def test_hand_lab_without_events_is_unverified_where_recorded(grade_hand):
     assert (result["score"], result["points"], result["passed"]) == (75.0, 21, False)
     assert result["counts"] == recorded["counts"] == {"passed": 14, "failed": 0, "unverified": 3}
     live, then = recorded_checks(result), recorded_checks(recorded)
+    # preempt.evicted's message names the candidates now (issue 10): both
+    # train pods are gone (tr-2 evicted, tr-1 deleted in step 7).
+    evicted = "Could not be verified: no events are left to show which one of tr-1, tr-2 KAI evicted for bd-1"
+    assert then["preempt.evicted"]["message"] == "Could not be verified: no events are left to show who removed tr-1, tr-2"
+    assert live["preempt.evicted"]["message"].startswith(evicted)
     for check_id, check in then.items():
-        assert (live[check_id]["status"], live[check_id]["message"]) == (check["status"], check["message"]), check_id
+        if check_id != "preempt.evicted":
+            assert (live[check_id]["status"], live[check_id]["message"]) == (check["status"], check["message"]), check_id
+        assert live[check_id]["status"] == check["status"], check_id
     assert sorted(c for c, v in live.items() if v["status"] == UNVERIFIED) == [
         "gang.reason", "nolimit.reason", "preempt.evicted"]
 
