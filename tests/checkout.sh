@@ -29,6 +29,10 @@ git -C "$clone" checkout -q "$(git -C "$repo" rev-parse HEAD)"
 cd "$clone"
 # Nothing of the caller's Ansible set-up may help: only the clone's ansible.cfg.
 unset ANSIBLE_COLLECTIONS_PATH ANSIBLE_COLLECTIONS_PATHS ANSIBLE_CONFIG ANSIBLE_ROLES_PATH
+# A new HOME, but the machine's Go caches: the sim's chart and binaries come
+# from them, and the network namespace has no route to the Go proxy.
+GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
+export GOMODCACHE GOCACHE
 export HOME=$work/home KAI_LAB_SIM_STATE=$work/sim
 mkdir -p "$HOME"
 make --no-print-directory venv >/dev/null
