@@ -12,6 +12,7 @@ import re
 import time
 
 from ansible.plugins.action import ActionBase
+from ansible_collections.gsb.kai_lab.plugins.module_utils.build_progress import ARGUMENT_SPEC
 from ansible.utils.display import Display
 
 display = Display()
@@ -31,7 +32,7 @@ def progress_line(label, log, total, elapsed):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('jid', 'log_file', 'label', 'total', 'timeout', 'interval'))
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
 
     def _log(self, path, task_vars):
         read = self._execute_module('ansible.builtin.slurp', module_args={'src': path}, task_vars=task_vars)
@@ -41,14 +42,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=dict(
-            jid=dict(type='str', required=True),
-            log_file=dict(type='path', required=True),
-            label=dict(type='str', required=True),
-            total=dict(type='int', required=True),
-            timeout=dict(type='int', default=3600),
-            interval=dict(type='int', default=10),
-        ))
+        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         # As ansible.builtin.async_status finds the job's file.
         async_dir = self.get_shell_option('async_dir', default='~/.ansible_async')
         start = time.time()

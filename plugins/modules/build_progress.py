@@ -84,17 +84,11 @@ summary:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils.build_progress import ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
-        jid=dict(type='str', required=True),
-        log_file=dict(type='path', required=True),
-        label=dict(type='str', required=True),
-        total=dict(type='int', required=True),
-        timeout=dict(type='int', default=3600),
-        interval=dict(type='int', default=10),
-    ))
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC)
     module.fail_json(msg='build_progress runs as an action plugin on the controller; call it as a task.')
 
 

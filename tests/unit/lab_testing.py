@@ -8,7 +8,7 @@ import copy
 import os
 import re
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu, steps
 
 NS = "kai-lab"
 RECORDED_KAI = "v0.12.0"  # the fixtures' KAI
@@ -51,3 +51,18 @@ def erased(fixtures):
 
 def snapshot_files(workdir):
     return dict((name, open(os.path.join(workdir, name)).read()) for name in sorted(os.listdir(workdir)))
+
+
+def by_name(objs):
+    return dict((o["metadata"]["name"], o) for o in objs)
+
+
+def all_gpu_resources(pod_spec):
+    """Every nvidia.com/gpu under any container's limits or requests."""
+    found = []
+    for container in pod_spec.get("containers") or []:
+        for part in ("limits", "requests"):
+            value = ((container.get("resources") or {}).get(part) or {}).get(kai_gpu.GPU_RESOURCE)
+            if value is not None:
+                found.append((container["name"], part, value))
+    return found

@@ -7,26 +7,10 @@ from __future__ import annotations
 import yaml
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED
 
-from lab_testing import NS, DENIAL, checks, ids_with, solved, both_langs
-
-
-def by_name(objs):
-    return dict((o["metadata"]["name"], o) for o in objs)
-
-
-def all_gpu_resources(pod_spec):
-    """Every nvidia.com/gpu under any container's limits or requests."""
-    found = []
-    for container in pod_spec.get("containers") or []:
-        for part in ("limits", "requests"):
-            value = ((container.get("resources") or {}).get(part) or {}).get(kai_gpu.GPU_RESOURCE)
-            if value is not None:
-                found.append((container["name"], part, value))
-    return found
+from lab_testing import DENIAL, NS, all_gpu_resources, both_langs, by_name, checks, ids_with, solved
 
 
 def test_fraction_pods_have_the_annotation_and_no_gpu_resource():

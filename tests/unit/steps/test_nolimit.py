@@ -11,11 +11,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunn
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import PASSED
 
-from lab_testing import NS, RECORDED_KAI, checks
-
-
-def by_name(objs):
-    return dict((o["metadata"]["name"], o) for o in objs)
+from lab_testing import NS, RECORDED_KAI, by_name, checks
 
 
 def test_nolimit_queue_has_no_gpu_limit_key():

@@ -10,11 +10,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
-from lab_testing import NS, both_langs, checks, ids_with, solved
-
-
-def by_name(objs):
-    return dict((o["metadata"]["name"], o) for o in objs)
+from lab_testing import NS, both_langs, by_name, checks, ids_with, solved
 
 
 def test_train_and_build_pods():

@@ -10,11 +10,7 @@ import yaml
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import queues
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED
 
-from lab_testing import checks, ids_with, solved, both_langs
-
-
-def by_name(objs):
-    return dict((o["metadata"]["name"], o) for o in objs)
+from lab_testing import both_langs, by_name, checks, ids_with, solved
 
 
 @pytest.mark.parametrize("name, parent, quota, limit", [
