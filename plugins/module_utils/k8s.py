@@ -17,6 +17,8 @@ import json
 import re
 import traceback
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import PODGROUP_API, QUEUE_API
+
 try:
     from urllib.parse import quote
 except ImportError:  # Python 2 has no urllib.parse; sanity still imports the file there
@@ -45,8 +47,8 @@ KINDS = {
     ('batch/v1', 'Job'): ('apis/batch/v1', 'jobs', True),
     ('apps/v1', 'Deployment'): ('apis/apps/v1', 'deployments', True),
     ('scheduling.k8s.io/v1', 'PriorityClass'): ('apis/scheduling.k8s.io/v1', 'priorityclasses', False),
-    ('scheduling.run.ai/v2', 'Queue'): ('apis/scheduling.run.ai/v2', 'queues', False),
-    ('scheduling.run.ai/v2alpha2', 'PodGroup'): ('apis/scheduling.run.ai/v2alpha2', 'podgroups', True),
+    (QUEUE_API, 'Queue'): ('apis/' + QUEUE_API, 'queues', False),
+    (PODGROUP_API, 'PodGroup'): ('apis/' + PODGROUP_API, 'podgroups', True),
     ('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration'):
         ('apis/admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', False),
 }
