@@ -56,24 +56,6 @@ def annotations(obj):
     return meta(obj).get('annotations') or {}
 
 
-# ---------------------------------------------------------------- versions
-
-def version_tuple(version):
-    """'v0.18.6' -> (0, 18, 6); unknown parts count as 0."""
-    parts = []
-    for part in str(version or '').lstrip('vV').split('-', maxsplit=1)[0].split('.')[:3]:
-        try:
-            parts.append(int(part))
-        except ValueError:
-            parts.append(0)
-    return tuple(parts + [0] * (3 - len(parts)))
-
-
-def version_at_least(version, minimum):
-    """Whether KAI version (a string like 'v0.14.7') is minimum (a tuple) or later."""
-    return version_tuple(version) >= minimum
-
-
 # ---------------------------------------------------------------- queues
 
 def queue_definition(name, parent=None, display_name=None, priority=None, resources=None):

@@ -159,6 +159,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
@@ -193,6 +194,10 @@ def main():
         record_path=dict(type='path'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    try:
+        kai_profiles.profile_for(module.params['kai_version'])
+    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
+        module.fail_json(msg=str(exc))
     params = module.params
     deadline = time.monotonic() + params['time_limit']
     step_ids, unknown = step_selection(params['steps'])

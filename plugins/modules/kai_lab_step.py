@@ -113,6 +113,7 @@ likely_cause:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
@@ -126,6 +127,10 @@ def main():
         timeout=dict(type='int', default=60),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    try:
+        kai_profiles.profile_for(module.params['kai_version'])
+    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
+        module.fail_json(msg=str(exc))
     cluster = connect(module)
     runner = StepRunner(cluster, module.params['namespace'], module.params['workdir'], module.params['kai_version'],
                         timeout=module.params['timeout'], check_mode=module.check_mode)

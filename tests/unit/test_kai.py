@@ -253,9 +253,3 @@ def test_cleared_conditions_leave_no_reasons_but_events_keep_over_limit(fixtures
     assert kai.unschedulable_messages(state["events"], "PodGroup", NL1_PODGROUP) == [OVER_LIMIT_TEXT]
     # p1 was never unschedulable.
     assert kai.unschedulable_messages(state["events"], "Pod", "p1") == []
-
-
-def test_version_tuple():
-    assert kai.version_tuple("v0.18.6") == (0, 18, 6)
-    assert kai.version_tuple("v0.14") == (0, 14, 0)
-    assert kai.version_tuple("v0.17.1-rc.2") == (0, 17, 1)

@@ -16,6 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
@@ -24,6 +25,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
 FILE = 'gang.txt'
 GANG = 'gang'
 GANG_SIZE = 3
+# For the wording only; whether a version has it is kai_profiles' job_gang.
 JOB_GANG_MIN_VERSION = (0, 14, 7)
 
 
@@ -80,7 +82,9 @@ PODGROUP_FORM = GangForm(
 
 
 def job_gang_supported(kai_version):
-    return kai.version_at_least(kai_version, JOB_GANG_MIN_VERSION)
+    """From the version's profile (kai_profiles), the one place KAI-version facts live;
+    a version no profile covers raises KaiProfileError naming the known lines."""
+    return kai_profiles.profile_for(kai_version)['job_gang']
 
 
 def gang_form(kai_version):

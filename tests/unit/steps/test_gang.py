@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
@@ -38,19 +38,6 @@ def test_explicit_gang_podgroup_for_old_kai(fixtures):
     assert all(kai.podgroup_name_of_pod(p) == "gang" for p in pods)
     recorded = by_name(fixtures.sim("05-gang")["podgroups"])["gang"]
     assert recorded["spec"] == podgroup["spec"]
-
-
-@pytest.mark.parametrize("version, supported", [
-    ("v0.12.0", False),
-    ("v0.14.6", False),
-    ("v0.14.7", True),
-    ("v0.18.6", True),
-    ("0.18.6", True),
-    ("v1.0.0", True),
-    (None, False),
-])
-def test_job_gang_version_gate(version, supported):
-    assert gang.job_gang_supported(version) is supported
 
 
 def test_stale_gang_txt_from_another_cluster_does_not_skip_the_gang(tmp_path, fixtures, fake_cluster):
@@ -142,3 +129,16 @@ def test_the_job_grouped_as_one_is_no_mistake_on_any_kai(grade, fixtures):
     for version in (RECORDED_KAI, V017):
         result, _ = grade(state, state["files"], kai_version=version)
         assert checks(result)["gang.reason"]["status"] == PASSED, version
+
+
+@pytest.mark.parametrize("version, job_gang", [
+    ("v0.12.0", False), ("v0.17.0", True), ("v0.17.1", True), ("v0.18.6", True), ("0.18.6", True)])
+def test_the_gang_form_follows_the_kai_profile(version, job_gang):
+    assert gang.job_gang_supported(version) is job_gang
+    assert gang.gang_form(version) is (gang.JOB_FORM if job_gang else gang.PODGROUP_FORM)
+
+
+@pytest.mark.parametrize("version", ["main", None, "v0.14.6", "v0.14.7", "v1.0.0"])
+def test_a_version_no_profile_covers_is_refused_not_read_as_an_old_kai(version):
+    with pytest.raises(kai_profiles.KaiProfileError, match="Known KAI lines"):
+        gang.job_gang_supported(version)
