@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters that give the roles the KAI version profiles of module_utils/kai_profiles.py."""
+"""Filters that give the roles the KAI version profiles of module_utils/kai_profiles.py
+and what module_utils/kai_profile_render.py renders from them."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -40,7 +41,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render, kai_profiles
 
 
 def _wrap(function):
@@ -56,13 +57,13 @@ class FilterModule(object):
     def filters(self):
         return {
             'kai_profile': _wrap(kai_profiles.profile_for),
-            'kai_sim_components': _wrap(kai_profiles.component_args),
-            'kai_scheduler_config': _wrap(kai_profiles.scheduler_config),
-            'kai_chart_values': _wrap(kai_profiles.chart_values),
-            'kai_config_patch': _wrap(kai_profiles.config_patch),
-            'kai_select_config': _wrap(kai_profiles.select_config),
-            'kai_webhooks': _wrap(kai_profiles.webhook_configurations),
-            'kai_go_mod': _wrap(kai_profiles.go_mod),
-            'kai_tools_go': _wrap(kai_profiles.tools_go),
+            'kai_sim_components': _wrap(render.component_args),
+            'kai_scheduler_config': _wrap(render.scheduler_config),
+            'kai_chart_values': _wrap(render.chart_values),
+            'kai_config_patch': _wrap(render.config_patch),
+            'kai_select_config': _wrap(render.select_config),
+            'kai_webhooks': _wrap(render.webhook_configurations),
+            'kai_go_mod': _wrap(render.go_mod),
+            'kai_tools_go': _wrap(render.tools_go),
             'kai_sim_ports': _wrap(kai_profiles.sim_ports),
         }

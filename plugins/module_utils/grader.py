@@ -18,10 +18,10 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
@@ -105,8 +105,8 @@ class Snapshot(object):
         self.health = health or {}
         self._files = {}
         self.namespace_uid = None
-        # What earlier grades verified (grade_record); empty unless the caller loads one.
-        self.record = grade_record.empty(namespace)
+        # What earlier grades verified (grade_record_store); empty unless the caller loads one.
+        self.record = grade_record_store.empty(namespace)
         try:
             # Its uid tells a record of this lab from one of a lab since reset (namespace recreated).
             namespace_object = cluster.get('v1', 'Namespace', namespace)
@@ -148,9 +148,9 @@ class Snapshot(object):
                       and kai.meta(p).get('namespace') != kai_gpu.RESERVATION_NAMESPACE)
 
     def read(self, name):
-        """The learner's file as a learner_files.LearnerFile, read once per grade."""
+        """The learner's file as a learner_read.LearnerFile, read once per grade."""
         if name not in self._files:
-            self._files[name] = learner_files.read_text(self.workdir, name)
+            self._files[name] = learner_read.read_text(self.workdir, name)
         return self._files[name]
 
     def file(self, name):
@@ -212,7 +212,7 @@ class Grader(object):
         except Stop as stop:
             return stop.result
         except Exception as exc:  # a learner's file of an unexpected shape: a failing check, not a crash
-            what = '%s: %s' % (type(exc).__name__, learner_files.printable(exc, 160))
+            what = '%s: %s' % (type(exc).__name__, learner_text.printable(exc, 160))
             return failed(bilingual('its input has an unexpected shape, so it cannot be interpreted (%s); '
                                     'compare your file with the lab text' % what,
                                     '입력의 형태가 예상과 달라 해석할 수 없습니다 (%s). 파일을 실습 설명과 비교하세요' % what))
@@ -224,14 +224,14 @@ class Grader(object):
                   'description': say(check.words['desc'], self.lang),
                   'status': result.status, 'passed': result.status == PASSED,
                   # Evidence may quote a learner's file: bounded, JSON-only.
-                  'evidence': learner_files.bounded(result.evidence)}
+                  'evidence': learner_text.bounded(result.evidence)}
         if result.status == PASSED:
             # A passed check says more than OK only when it has more to say (a recorded proof).
             graded['message'], graded['hint'] = (result.message[self.lang] if result.message else 'OK'), ''
         else:
             # One printable line each: learner text in them cannot forge a
             # console line or break the JUnit XML.
-            graded['message'], graded['hint'] = (learner_files.printable(words, MESSAGE_LIMIT)
+            graded['message'], graded['hint'] = (learner_text.printable(words, MESSAGE_LIMIT)
                                                  for words in self.wording(check, result))
         graded['duration'] = round(time.monotonic() - started, 4)
         return graded

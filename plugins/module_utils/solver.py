@@ -20,7 +20,7 @@ import os
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_write
 from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, admission_denial
 from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_view import LabView
@@ -92,14 +92,14 @@ class StepRunner(object):
     def write_file(self, name, content):
         """Write a learner file; an existing different file is kept as a backup.
 
-        Through learner_files: a unique backup created exclusively (a link is
+        Through learner_write: a unique backup created exclusively (a link is
         kept as the link), then mkstemp + rename. A directory or FIFO where
         the file belongs fails the step naming it; nothing is lost.
         """
         try:
-            changed, backup = learner_files.replace_learner_file(self.workdir, name, content,
+            changed, backup = learner_write.replace_learner_file(self.workdir, name, content,
                                                                  check_mode=self.check_mode)
-        except learner_files.LearnerFileError as exc:
+        except learner_read.LearnerFileError as exc:
             raise StepFailed(self.step, 'to write %s in %s' % (name, self.workdir), {'file': name},
                              exc.problem['en'])
         if not changed:
@@ -116,7 +116,7 @@ class StepRunner(object):
 
     def read_file(self, name):
         """A learner file's text, or None when it is missing or cannot be used (a link, a FIFO, too large)."""
-        return learner_files.read_text(self.workdir, name).content
+        return learner_read.read_text(self.workdir, name).content
 
     # ------------------------------------------------------------ cluster writes
     def apply(self, obj):

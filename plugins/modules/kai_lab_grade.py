@@ -167,7 +167,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_files import LearnerFileError, write_file
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
 
 
 class _Unreachable(object):

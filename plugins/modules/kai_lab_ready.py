@@ -142,7 +142,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate, GateFailure, table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate
+from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness_probes import GateFailure, table
 
 ARGUMENT_SPEC = dict(
     probe_namespace=dict(type='str', default='kai-lab-probe'),

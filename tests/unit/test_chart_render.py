@@ -24,7 +24,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render, kai_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 KAI = ROOT / "roles" / "kai_scheduler"
@@ -131,13 +131,13 @@ def corrected_by_sim_tasks(config: dict, version: str, **overrides) -> dict:
     """The Config correction of roles/kai_scheduler/tasks/sim.yml: the version
     profile's patch for the role's settings, merged into the rendered Config."""
     settings = {"runtime_class": str(_role_vars(KAI, **overrides)["kai_scheduler_runtime_class"])}
-    return _merge(config, kai_profiles.config_patch(version, settings))
+    return _merge(config, kai_profile_render.config_patch(version, settings))
 
 
 def sim_values(version: str, **overrides) -> dict:
     """The chart values roles/kai_scheduler/tasks/sim.yml passes (the profile's, for the role's settings)."""
     variables = _role_vars(KAI, **overrides)
-    return kai_profiles.chart_values(version, {
+    return kai_profile_render.chart_values(version, {
         "gpu_sharing": bool(variables["kai_scheduler_gpu_sharing"]),
         "reservation_namespace": str(variables["kai_scheduler_reservation_namespace"]),
         "runtime_class": str(variables["kai_scheduler_runtime_class"])})
@@ -197,7 +197,7 @@ def test_chart_with_role_values_gives_the_lab_what_it_needs(rendered_v012):
 @needs_chart
 def test_chart_with_the_sim_profiles_values_gives_one_config_and_what_the_lab_needs(tmp_path):
     objects = helm_template(sim_values(CHART_VERSION), tmp_path)
-    config = kai_profiles.select_config(CHART_VERSION, objects)
+    config = kai_profile_render.select_config(CHART_VERSION, objects)
     assert config["metadata"]["name"] == "kai-config"
     assert lab_problems(objects, fgo_reservation_namespace(), lambda c: corrected_by_sim_tasks(c, CHART_VERSION)) == []
 
@@ -207,7 +207,7 @@ def test_chart_render_without_config_is_refused_naming_the_values(tmp_path):
     """v0.17's chart renders no Config unless kaiConfig.render is set: the profile refuses such a render."""
     objects = [o for o in helm_template(sim_values(CHART_VERSION), tmp_path) if o.get("kind") != "Config"]
     with pytest.raises(kai_profiles.KaiProfileError, match="kaiConfig.render: true"):
-        kai_profiles.select_config("v0.17.0", objects)
+        kai_profile_render.select_config("v0.17.0", objects)
 
 
 @needs_chart

@@ -19,6 +19,7 @@ import pytest
 
 import kai_v017 as hand
 from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
@@ -41,7 +42,7 @@ def lab(tmp_path, fake_cluster):
 
     class Lab(object):
         workdir = str(tmp_path / "gsb-kai")
-        record_path = gr.record_path(str(tmp_path / "state"), NS)
+        record_path = store.record_path(str(tmp_path / "state"), NS)
         health = hand.recorded_grade()["environment"][0]["evidence"]
 
         def files(self, files):
@@ -185,7 +186,7 @@ def test_a_corrupt_record_never_breaks_the_grade(lab):
     assert "cannot be read" in grade["record"]["notes"][0]
     assert any(line.startswith("note: the grade record") for line in summary_table(grade))
     # The grade replaced it with what it verified now; the next grade reads that.
-    assert gr.load(lab.record_path, NS)[1] == []
+    assert store.load(lab.record_path, NS)[1] == []
 
 
 def test_grading_is_read_only_toward_cluster_and_files(lab, fake_cluster):

@@ -40,7 +40,7 @@ GRADE_CHILD = textwrap.dedent("""
     from conftest import FakeCluster, sim_state
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_files import write_file
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
     state = sim_state(sys.argv[2])
     started = time.monotonic()
     grade = Grader(Snapshot(FakeCluster(state), 'kai-lab', sys.argv[1]), lang='en',

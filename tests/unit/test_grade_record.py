@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""grade_record.py: the grader's record of what it verified.
+"""grade_record.py and grade_record_store.py: the grader's record of what it verified.
 
 It is kept outside the learner's files, written atomically with mode 0600,
 and a missing, corrupt, foreign or hostile record never breaks a grade: it
@@ -18,6 +18,7 @@ import pytest
 
 import kai_v017 as hand
 from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 
 NS = "kai-lab"
@@ -73,9 +74,9 @@ def test_proof_from_a_real_gang_condition():
 # ---------------------------------------------------------------- where it lives
 
 def test_record_path_is_per_namespace_under_the_state_dir(tmp_path):
-    assert gr.record_path(str(tmp_path), NS) == str(tmp_path / "grade-records" / "kai-lab.json")
+    assert store.record_path(str(tmp_path), NS) == str(tmp_path / "grade-records" / "kai-lab.json")
     for bad in ("../etc", "Kai-Lab", "", None, "a" * 64, "kai-lab/x"):
-        assert gr.record_path(str(tmp_path), bad) is None
+        assert store.record_path(str(tmp_path), bad) is None
 
 
 def test_a_record_inside_the_learners_files_is_refused(tmp_path):
@@ -83,50 +84,50 @@ def test_a_record_inside_the_learners_files_is_refused(tmp_path):
     workdir.mkdir()
     (tmp_path / "link").symlink_to(workdir)
     for path in (workdir / "grade-records" / "kai-lab.json", tmp_path / "link" / "x.json", workdir):
-        usable, note = gr.usable_path(str(path), str(workdir))
+        usable, note = store.usable_path(str(path), str(workdir))
         assert usable is None and "learner" in note["en"] and HANGUL.search(note["ko"])
     outside = str(tmp_path / "state" / "grade-records" / "kai-lab.json")
-    assert gr.usable_path(outside, str(workdir)) == (outside, None)
-    assert gr.usable_path(str(tmp_path / "gsb-kai-other" / "r.json"), str(workdir))[0] is not None
+    assert store.usable_path(outside, str(workdir)) == (outside, None)
+    assert store.usable_path(str(tmp_path / "gsb-kai-other" / "r.json"), str(workdir))[0] is not None
 
 
 # ---------------------------------------------------------------- writing and reading back
 
 def test_save_is_atomic_private_and_reads_back(tmp_path):
-    path = gr.record_path(str(tmp_path / "state"), NS)
-    record, added = gr.remember(gr.empty(NS, "ns-uid"), a_grade(evict_check()), now=NOW)
+    path = store.record_path(str(tmp_path / "state"), NS)
+    record, added = gr.remember(store.empty(NS, "ns-uid"), a_grade(evict_check()), now=NOW)
     assert added == ["preempt.evicted"]
-    gr.save(path, record)
+    store.save(path, record)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
     assert os.listdir(os.path.dirname(path)) == ["kai-lab.json"]  # no temporary file left
-    loaded, notes = gr.load(path, NS, "ns-uid")
+    loaded, notes = store.load(path, NS, "ns-uid")
     assert notes == [] and loaded == record
     entry = loaded["checks"]["preempt.evicted"]
     assert entry["verified_at"] == "2026-12-01T10:42:00Z"
     assert entry["proofs"][0]["uid"] == "6fa7d701-2e31-436a-8fd6-b29dc125e168"
-    gr.save(path, gr.empty(NS))  # replaced, not appended
-    assert gr.load(path, NS)[0]["checks"] == {}
+    store.save(path, store.empty(NS))  # replaced, not appended
+    assert store.load(path, NS)[0]["checks"] == {}
 
 
 def test_a_failed_write_leaves_the_old_record_and_no_temporary_file(tmp_path, monkeypatch):
-    path = gr.record_path(str(tmp_path), NS)
-    gr.save(path, gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0])
+    path = store.record_path(str(tmp_path), NS)
+    store.save(path, gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0])
 
     def broken(*args):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(gr.os, "replace", broken)
+    monkeypatch.setattr(store.os, "replace", broken)
     with pytest.raises(OSError):
-        gr.save(path, gr.empty(NS))
+        store.save(path, store.empty(NS))
     assert os.listdir(os.path.dirname(path)) == ["kai-lab.json"]
-    assert "preempt.evicted" in gr.load(path, NS)[0]["checks"]
+    assert "preempt.evicted" in store.load(path, NS)[0]["checks"]
 
 
 def test_missing_record_is_empty_without_a_note(tmp_path):
-    record, notes = gr.load(str(tmp_path / "none.json"), NS)
-    assert record == gr.empty(NS) and notes == []
-    assert gr.load(None, NS) == (gr.empty(NS), [])
+    record, notes = store.load(str(tmp_path / "none.json"), NS)
+    assert record == store.empty(NS) and notes == []
+    assert store.load(None, NS) == (store.empty(NS), [])
 
 
 HOSTILE = {
@@ -139,7 +140,7 @@ HOSTILE = {
     "other namespace": json.dumps({"schema_version": 1, "namespace": "other", "checks": {}}).encode(),
     "earlier lab": json.dumps({"schema_version": 1, "namespace": NS, "namespace_uid": "old-uid",
                                "checks": {}}).encode(),
-    "too big": b" " * (gr.MAX_RECORD_BYTES + 1),
+    "too big": b" " * (store.MAX_RECORD_BYTES + 1),
 }
 
 
@@ -148,16 +149,16 @@ def test_a_corrupt_or_foreign_record_counts_as_empty_and_says_why(tmp_path, case
     path = tmp_path / "kai-lab.json"
     path.write_bytes(HOSTILE[case])
     os.chmod(str(path), 0o600)
-    record, notes = gr.load(str(path), NS, "new-uid")
+    record, notes = store.load(str(path), NS, "new-uid")
     assert record["checks"] == {} and record["namespace"] == NS
     assert len(notes) == 1 and str(path) in notes[0]["en"] and HANGUL.search(notes[0]["ko"])
 
 
 def test_a_symlink_a_fifo_a_directory_or_a_shared_file_is_not_trusted(tmp_path):
     good = tmp_path / "real.json"
-    good.write_text(json.dumps(gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]))
+    good.write_text(json.dumps(gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0]))
     os.chmod(str(good), 0o600)
-    assert gr.load(str(good), NS)[0]["checks"]
+    assert store.load(str(good), NS)[0]["checks"]
     link = tmp_path / "link.json"
     link.symlink_to(good)
     fifo = tmp_path / "fifo.json"
@@ -168,12 +169,12 @@ def test_a_symlink_a_fifo_a_directory_or_a_shared_file_is_not_trusted(tmp_path):
     shared.write_text(good.read_text())
     os.chmod(str(shared), 0o666)
     for path, word in ((link, "regular"), (fifo, "regular"), (directory, "regular"), (shared, "writable")):
-        record, notes = gr.load(str(path), NS)
+        record, notes = store.load(str(path), NS)
         assert record["checks"] == {} and word in notes[0]["en"], path
 
 
 def test_malformed_entries_are_dropped_one_by_one(tmp_path):
-    good = gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]["checks"]["preempt.evicted"]
+    good = gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0]["checks"]["preempt.evicted"]
     checks = {
         "preempt.evicted": good,
         "gang.reason": dict(good, verified_at="yesterday"),
@@ -181,12 +182,12 @@ def test_malformed_entries_are_dropped_one_by_one(tmp_path):
         "podgroup.file": dict(good, proofs=[dict(good["proofs"][0], message=42)]),
         "../../etc": good,
         "queues.file": "passed",
-        "fraction.shared": dict(good, proofs=[good["proofs"][0]] * (gr.MAX_PROOFS + 1)),
+        "fraction.shared": dict(good, proofs=[good["proofs"][0]] * (store.MAX_PROOFS + 1)),
     }
     path = tmp_path / "kai-lab.json"
     path.write_text(json.dumps({"schema_version": 1, "namespace": NS, "checks": checks}))
     os.chmod(str(path), 0o600)
-    record, notes = gr.load(str(path), NS)
+    record, notes = store.load(str(path), NS)
     assert sorted(record["checks"]) == ["preempt.evicted"]
     assert len(notes) == 6
 
@@ -195,9 +196,9 @@ def test_long_texts_are_cut_to_size(tmp_path):
     check = evict_check()
     check["evidence"][gr.PROOF_KEY][0]["message"] = "x" * 100000
     check["evidence"]["file"] = "y" * 100000
-    record = gr.remember(gr.empty(NS), a_grade(check), now=NOW)[0]
+    record = gr.remember(store.empty(NS), a_grade(check), now=NOW)[0]
     entry = record["checks"]["preempt.evicted"]
-    assert len(entry["proofs"][0]["message"]) == gr.MAX_TEXT
+    assert len(entry["proofs"][0]["message"]) == store.MAX_TEXT
     assert entry["evidence"] == {"omitted": "%d bytes" % len(json.dumps(check["evidence"], sort_keys=True))}
 
 
@@ -208,14 +209,14 @@ def test_only_checks_verified_now_are_remembered():
                     {"id": "gang.reason", "status": "unverified", "evidence": {"file": "x"}},
                     {"id": "nolimit.reason", "status": "failed", "evidence": None},
                     passed("queues.file", {"queues": ["lab", "ops", "research"]}))
-    record, added = gr.remember(gr.empty(NS), grade, now=NOW)
+    record, added = gr.remember(store.empty(NS), grade, now=NOW)
     assert added == ["preempt.evicted", "queues.file"]
     assert record["checks"]["queues.file"]["proofs"] == []
     assert record["checks"]["queues.file"]["evidence"] == {"queues": ["lab", "ops", "research"]}
 
 
 def test_a_check_passed_from_the_record_keeps_its_first_proof():
-    record = gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]
+    record = gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0]
     entry = record["checks"]["preempt.evicted"]
     later = passed("preempt.evicted", dict(gr.recorded_evidence(entry), victim="tr-2"))
     again, added = gr.remember(record, a_grade(later), now=NOW + 3600)
@@ -223,7 +224,7 @@ def test_a_check_passed_from_the_record_keeps_its_first_proof():
 
 
 def test_recall_and_describe_in_both_languages():
-    record = gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]
+    record = gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0]
     bd1 = {"metadata": {"name": "bd-1", "uid": "0c4721cb-3674-4527-bafa-f9b79a64c05e"}}
     entry, problem = gr.recall(record, "preempt.evicted", [bd1])
     assert problem is None
@@ -234,11 +235,11 @@ def test_recall_and_describe_in_both_languages():
     evidence = gr.recorded_evidence(entry)[gr.RECORDED_KEY]
     assert evidence["en"] == en and evidence["proof"]["uid"] == "6fa7d701-2e31-436a-8fd6-b29dc125e168"
     assert gr.recall(record, "gang.reason") == (None, None)
-    assert gr.recall(gr.remember(gr.empty(NS), a_grade(passed("queues.file", {})))[0], "queues.file") == (None, None)
+    assert gr.recall(gr.remember(store.empty(NS), a_grade(passed("queues.file", {})))[0], "queues.file") == (None, None)
 
 
 def test_a_proof_about_a_pod_since_replaced_is_not_used():
-    record = gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]
+    record = gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0]
     recreated = {"metadata": {"name": "bd-1", "uid": "another-uid"}}
     entry, problem = gr.recall(record, "preempt.evicted", [recreated])
     assert entry is None and "another-uid" in problem["en"] and HANGUL.search(problem["ko"])
@@ -258,7 +259,7 @@ class Snap(object):
 
 
 def test_grade_with_record_reads_grades_and_keeps_what_it_verified(tmp_path):
-    path = gr.record_path(str(tmp_path / "state"), NS)
+    path = store.record_path(str(tmp_path / "state"), NS)
     seen = {}
 
     def run():
@@ -267,16 +268,16 @@ def test_grade_with_record_reads_grades_and_keeps_what_it_verified(tmp_path):
 
     snapshot = Snap()
     grade = gr.grade_with_record(snapshot, run, path, str(tmp_path / "gsb-kai"), now=NOW)
-    assert seen["record"] == gr.empty(NS)
+    assert seen["record"] == store.empty(NS)
     assert grade["record"] == {"path": path, "notes": [], "used": [], "kept": ["preempt.evicted"]}
     assert gr.table_lines(grade) == ["grade record %s: 1 check(s) kept now (preempt.evicted)" % path]
     second = gr.grade_with_record(Snap(), lambda: {"steps": [], "lang": "ko"}, path, str(tmp_path / "gsb-kai"))
     assert second["record"]["kept"] == [] and second["record"]["notes"] == []
-    assert "preempt.evicted" in gr.load(path, NS)[0]["checks"]
+    assert "preempt.evicted" in store.load(path, NS)[0]["checks"]
 
 
 def test_grade_with_record_in_check_mode_writes_nothing(tmp_path):
-    path = gr.record_path(str(tmp_path / "state"), NS)
+    path = store.record_path(str(tmp_path / "state"), NS)
     grade = gr.grade_with_record(Snap(), lambda: dict(a_grade(evict_check()), lang="en"), path, str(tmp_path / "w"),
                                  write=False)
     assert grade["record"]["kept"] == [] and not os.path.exists(os.path.dirname(path))
@@ -287,12 +288,12 @@ def test_grade_with_record_inside_the_workdir_keeps_nothing_and_says_so(tmp_path
     workdir.mkdir()
     planted = workdir / "grade-records" / "kai-lab.json"
     planted.parent.mkdir()
-    forged = gr.remember(gr.empty(NS), a_grade(evict_check()), now=NOW)[0]
+    forged = gr.remember(store.empty(NS), a_grade(evict_check()), now=NOW)[0]
     planted.write_text(json.dumps(forged))
     os.chmod(str(planted), 0o600)
     snapshot = Snap()
     grade = gr.grade_with_record(snapshot, lambda: dict(a_grade(evict_check()), lang="ko"), str(planted), str(workdir))
-    assert snapshot.record == gr.empty(NS)  # the planted proof was not read
+    assert snapshot.record == store.empty(NS)  # the planted proof was not read
     assert grade["record"]["path"] is None and grade["record"]["kept"] == []
     assert HANGUL.search(grade["record"]["notes"][0]) and str(workdir) in grade["record"]["notes"][0]
     assert json.loads(planted.read_text()) == forged  # and not written either
@@ -303,5 +304,5 @@ def test_an_unwritable_record_is_a_note_not_a_crash(tmp_path):
     state.mkdir()
     (state / "grade-records").write_text("a file where the directory should be")
     grade = gr.grade_with_record(Snap(), lambda: dict(a_grade(evict_check()), lang="en"),
-                                 gr.record_path(str(state), NS), str(tmp_path / "w"))
+                                 store.record_path(str(state), NS), str(tmp_path / "w"))
     assert grade["record"]["kept"] == [] and "could not be written" in grade["record"]["notes"][-1]

@@ -1,4 +1,4 @@
-"""The readiness gate (plugins/module_utils/readiness.py, roles/kai_lab/tasks/ready.yml)
+"""The readiness gate (plugins/module_utils/readiness*.py, roles/kai_lab/tasks/ready.yml)
 against a cluster that behaves like the lab's: probe pods are scheduled,
 the binder makes a reservation pod shaped like the one recorded on the sim
 (tests/unit/fixtures/sim/07-fraction.json), fake-gpu-operator annotates it,
@@ -19,9 +19,10 @@ from ansible.template import Templar, trust_as_template
 from conftest import FakeCluster, sim_state
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_gpu, readiness
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_gpu, readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import base, podgroup
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate, GateFailure
+from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate
+from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness_probes import GateFailure
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE_NS = "kai-lab-probe"
@@ -131,7 +132,7 @@ class LabCluster(FakeCluster):
 
     def delete(self, api_version, kind, name, namespace=None, dry_run=False, propagation="Background"):
         deleted = super().delete(api_version, kind, name, namespace, dry_run, propagation)
-        if deleted and name == readiness.FRACTION_PROBE:
+        if deleted and name == readiness_probes.FRACTION_PROBE:
             # The binder removes a reservation pod whose fraction pods are gone, a few polls later.
             self.reservation_lingers_for = self.reservation_linger
         return deleted
@@ -178,7 +179,7 @@ def test_sim_lab_passes_every_link_and_leaves_no_probe(tmp_path):
     fraction = next(link for link in result["links"] if link["link"] == "fraction")
     assert "GPU-8a252772-30e0-533f-9d07-32784ec7e87c" in fraction["detail"]
     # Four GPUs free: both probes at once.
-    assert cluster.created == [readiness.GPU_PROBE, readiness.FRACTION_PROBE]
+    assert cluster.created == [readiness_probes.GPU_PROBE, readiness_probes.FRACTION_PROBE]
     assert cluster.probe_pods_left() == []
     # Nothing was written outside the probe namespace.
     assert {call[3] for call in cluster.writes} <= {PROBE_NS, None}
@@ -272,7 +273,7 @@ def test_a_binding_error_left_by_an_earlier_probe_does_not_fail_a_working_lab(tm
     cluster = LabCluster()
     cluster._store("v1", "Event", {
         "metadata": {"name": "old.binding", "namespace": PROBE_NS},
-        "involvedObject": {"kind": "Pod", "name": readiness.FRACTION_PROBE, "namespace": PROBE_NS, "uid": "old-uid"},
+        "involvedObject": {"kind": "Pod", "name": readiness_probes.FRACTION_PROBE, "namespace": PROBE_NS, "uid": "old-uid"},
         "reason": "BindingError", "message": "failed waiting for GPU reservation pod to allocate: x"})
     cluster.annotate = False
     original = cluster._advance
@@ -337,9 +338,9 @@ def test_all_gpus_held_skips_the_gpu_probes_and_says_why(tmp_path):
     assert _statuses(result) == {"binder": "passed", "gpu_pod": "skipped", "fraction": "skipped",
                                  "image": "not applicable"}
     assert "every GPU is held" in result["links"][1]["detail"]
-    assert cluster.created == [readiness.CPU_PROBE]
+    assert cluster.created == [readiness_probes.CPU_PROBE]
     # Not recorded as proved: the next provision probes again.
-    assert cluster.get("v1", "ConfigMap", readiness.MARKER, PROBE_NS) is None
+    assert cluster.get("v1", "ConfigMap", readiness_probes.MARKER, PROBE_NS) is None
 
 
 def test_one_free_gpu_runs_the_probes_one_after_the_other(tmp_path):
@@ -347,12 +348,12 @@ def test_one_free_gpu_runs_the_probes_one_after_the_other(tmp_path):
     result = _gate(cluster, tmp_path)[0].run()
     assert _statuses(result)["fraction"] == "passed"
     deletes = [c[2] for c in cluster.calls if c[0] == "delete"]
-    assert deletes[0] == readiness.GPU_PROBE
+    assert deletes[0] == readiness_probes.GPU_PROBE
     applies = [c[2] for c in cluster.calls if c[0] == "apply" and c[1] == "Pod"]
-    assert applies == [readiness.GPU_PROBE, readiness.FRACTION_PROBE]
+    assert applies == [readiness_probes.GPU_PROBE, readiness_probes.FRACTION_PROBE]
     # The GPU probe was gone before the fraction probe was created.
     order = [(c[0], c[2]) for c in cluster.calls if c[0] in ("apply", "delete") and c[1] == "Pod"]
-    assert order.index(("delete", readiness.GPU_PROBE)) < order.index(("apply", readiness.FRACTION_PROBE))
+    assert order.index(("delete", readiness_probes.GPU_PROBE)) < order.index(("apply", readiness_probes.FRACTION_PROBE))
 
 
 def test_check_mode_writes_nothing(tmp_path):
@@ -370,7 +371,7 @@ def test_check_mode_writes_nothing(tmp_path):
     (["--fake-gpu-nodes"], True), (["--fake-gpu-nodes=true"], True), (["--fake-gpu-nodes=false"], False),
     (["--fake-gpu-nodes-extra"], False), ([], False), (None, False)])
 def test_fake_gpu_flag(args, expected):
-    assert readiness.has_fake_gpu_nodes(args) is expected
+    assert readiness_probes.has_fake_gpu_nodes(args) is expected
 
 
 @pytest.mark.parametrize(("image", "reported"), [
@@ -379,8 +380,8 @@ def test_fake_gpu_flag(args, expected):
     ("ghcr.io/run-ai/fake-gpu-operator/status-updater:0.2.0", "ghcr.io/run-ai/fake-gpu-operator/status-updater:0.2.0"),
 ])
 def test_image_names_match_what_containerd_reports(image, reported):
-    assert readiness.node_has_image(_node(images=[reported]), image)
-    assert not readiness.node_has_image(_node(images=["docker.io/library/ubuntu:24.04"]), image)
+    assert readiness_probes.node_has_image(_node(images=[reported]), image)
+    assert not readiness_probes.node_has_image(_node(images=["docker.io/library/ubuntu:24.04"]), image)
 
 
 def test_probe_image_is_the_lab_pods_image():

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles as kp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +24,7 @@ SETTINGS = {
 
 
 def args_of(version, name):
-    return next(c for c in kp.component_args(version, SETTINGS) if c["name"] == name)["args"]
+    return next(c for c in render.component_args(version, SETTINGS) if c["name"] == name)["args"]
 
 
 @pytest.mark.parametrize("version,line", [("v0.12.0", "v0.12"), ("0.12.3", "v0.12"), ("v0.17.0", "v0.17"),
@@ -75,7 +76,7 @@ def test_every_listener_is_on_loopback_at_the_port_base():
     ports = kp.sim_ports(17300)
     settings = dict(SETTINGS, ports=ports)
     for version in ("v0.12.0", "v0.17.0"):
-        for component in kp.component_args(version, settings):
+        for component in render.component_args(version, settings):
             for arg in component["args"]:
                 if "address=" in arg:
                     host, port = arg.split("=", 1)[1].rsplit(":", 1)
@@ -92,7 +93,7 @@ def test_a_port_base_out_of_range_fails(base):
 
 
 def test_scheduler_config_v012_and_the_two_scenario_generators_of_v017():
-    v012, v017 = kp.scheduler_config("v0.12.0"), kp.scheduler_config("v0.17.0")
+    v012, v017 = render.scheduler_config("v0.12.0"), render.scheduler_config("v0.17.0")
     assert v012["actions"] == v017["actions"] == "allocate, consolidation, reclaim, preempt, stalegangeviction"
     names12 = [p["name"] for p in v012["tiers"][0]["plugins"]]
     names17 = [p["name"] for p in v017["tiers"][0]["plugins"]]
@@ -105,32 +106,32 @@ def test_scheduler_config_v012_and_the_two_scenario_generators_of_v017():
 
 
 def test_chart_values_per_version():
-    v012, v017 = kp.chart_values("v0.12.0", SETTINGS), kp.chart_values("v0.17.0", SETTINGS)
+    v012, v017 = render.chart_values("v0.12.0", SETTINGS), render.chart_values("v0.17.0", SETTINGS)
     assert v012 == {"global": {"gpuSharing": True, "resourceReservation": {"namespace": "kai-resource-reservation"}},
                     "admission": {"gpuPodRuntimeClassName": ""}}
     assert v017["kaiConfig"] == {"render": True} and v017["kaiConfigDeployer"] == {"enabled": False}
     assert v017["admission"] == {"gpuFractionRuntimeClassName": ""}
-    assert kp.config_patch("v0.12.0", SETTINGS) == {"spec": {"admission": {"gpuPodRuntimeClassName": ""}}}
-    assert kp.config_patch("v0.17.0", SETTINGS) == {}
+    assert render.config_patch("v0.12.0", SETTINGS) == {"spec": {"admission": {"gpuPodRuntimeClassName": ""}}}
+    assert render.config_patch("v0.17.0", SETTINGS) == {}
 
 
 def test_a_render_without_exactly_one_config_names_the_values_to_set():
     with pytest.raises(kp.KaiProfileError, match="0 Config.*kaiConfig.render: true and kaiConfigDeployer.enabled: false"):
-        kp.select_config("v0.17.0", [{"kind": "Queue"}])
+        render.select_config("v0.17.0", [{"kind": "Queue"}])
     with pytest.raises(kp.KaiProfileError, match="2 Config"):
-        kp.select_config("v0.12.0", [{"kind": "Config"}, {"kind": "Config"}])
-    assert kp.select_config("v0.12.0", [{"kind": "Config", "x": 1}]) == {"kind": "Config", "x": 1}
+        render.select_config("v0.12.0", [{"kind": "Config"}, {"kind": "Config"}])
+    assert render.select_config("v0.12.0", [{"kind": "Config", "x": 1}]) == {"kind": "Config", "x": 1}
 
 
 def test_webhooks_match_the_recorded_v017_one_and_its_match_condition():
     import yaml
     fixture = Path("/work/shared/fixtures/kai-v0.17.0/validating-webhook.yaml")
-    validating = kp.webhook_configurations("v0.17.0", SETTINGS, "CA")[1]
+    validating = render.webhook_configurations("v0.17.0", SETTINGS, "CA")[1]
     hook = validating["webhooks"][0]
     assert validating["metadata"]["name"] == "validating-kai-admission"
     assert hook["matchConditions"] == [{"name": "scheduler-name-match",
                                         "expression": "object.spec.schedulerName == 'kai-scheduler'"}]
-    assert "matchConditions" not in kp.webhook_configurations("v0.12.0", SETTINGS, "CA")[1]["webhooks"][0]
+    assert "matchConditions" not in render.webhook_configurations("v0.12.0", SETTINGS, "CA")[1]["webhooks"][0]
     if fixture.exists():
         recorded = yaml.safe_load(fixture.read_text())["webhooks"][0]
         for key in ("name", "rules", "namespaceSelector", "failurePolicy", "sideEffects", "timeoutSeconds"):
@@ -141,20 +142,20 @@ def test_webhooks_match_the_recorded_v017_one_and_its_match_condition():
 def test_v012_build_module_is_the_profile_resolved():
     """The committed go.mod of v0.12.0 starts with the profile's go.mod (go mod tidy only adds the
     indirect requirements), and its tools.go imports the profile's packages: the cached build stays valid."""
-    assert (LOCK / "go.mod").read_text().startswith(kp.go_mod("v0.12.0"))
-    assert (LOCK / "tools.go").read_text() == kp.tools_go("v0.12.0")
+    assert (LOCK / "go.mod").read_text().startswith(render.go_mod("v0.12.0"))
+    assert (LOCK / "tools.go").read_text() == render.tools_go("v0.12.0")
 
 
 def test_v017_build_module_repeats_kais_replace_lines():
-    text = kp.go_mod("v0.17.0")
+    text = render.go_mod("v0.17.0")
     assert "\tgithub.com/kai-scheduler/KAI-scheduler v0.17.0\n" in text
     assert "\tk8s.io/kubernetes v1.35.4\n" in text
     assert "replace k8s.io/api => k8s.io/api v0.35.4\n" in text
-    assert 'github.com/kai-scheduler/KAI-scheduler/cmd/binder' in kp.tools_go("v0.17.0")
+    assert 'github.com/kai-scheduler/KAI-scheduler/cmd/binder' in render.tools_go("v0.17.0")
 
 
 def test_the_sim_can_leave_out_the_snapshot_plugin_and_keeps_the_rest_in_order():
-    full = [p["name"] for p in kp.scheduler_config("v0.12.0")["tiers"][0]["plugins"]]
-    sim = [p["name"] for p in kp.scheduler_config("v0.12.0", ["snapshot"])["tiers"][0]["plugins"]]
+    full = [p["name"] for p in render.scheduler_config("v0.12.0")["tiers"][0]["plugins"]]
+    sim = [p["name"] for p in render.scheduler_config("v0.12.0", ["snapshot"])["tiers"][0]["plugins"]]
     assert "snapshot" in full and "snapshot" not in sim
     assert sim == [name for name in full if name != "snapshot"]

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""learner_files.py against the hostile workdirs of issue 13.
+"""learner_read, learner_yaml, learner_write and learner_text against the hostile workdirs of issue 13.
 
 Each hostile input is read in a child Python process with a timeout, so a
 hang fails the test instead of hanging it, and the child reports its own
@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files as lf
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_text, learner_write, learner_yaml
 
 from conftest import COLLECTION_PATH
 
@@ -29,10 +29,11 @@ RSS_BOUND_KB = 300 * 1024
 CHILD = textwrap.dedent("""
     import json, resource, sys, time
     sys.path.insert(0, %r)
-    from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files as lf
+    from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_yaml
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
-    got = getattr(lf, sys.argv[1])(sys.argv[2], sys.argv[3])
+    got = getattr(learner_yaml, sys.argv[1], None) or getattr(learner_read, sys.argv[1])
+    got = got(sys.argv[2], sys.argv[3])
     elapsed = time.monotonic() - started
     content = got.content
     print(json.dumps({
@@ -45,7 +46,7 @@ CHILD = textwrap.dedent("""
 
 
 def read_bounded(reader, workdir, name, timeout=20):
-    """Run lf.<reader>(workdir, name) in a child; its result with elapsed and maxrss_kb."""
+    """Run <reader>(workdir, name) of learner_read or learner_yaml in a child; its result with elapsed and maxrss_kb."""
     started = time.monotonic()
     try:
         # Through sh, which forks the child: a child forked from pytest itself
@@ -111,10 +112,10 @@ def test_one_gigabyte_sparse_file_is_refused_by_its_size_without_reading_it(work
 
 
 def test_file_just_over_the_limit_is_refused_and_at_the_limit_read(workdir):
-    (workdir / "big.txt").write_bytes(b"a" * (lf.MAX_BYTES + 1))
-    (workdir / "ok.txt").write_bytes(b"a" * lf.MAX_BYTES)
-    assert "the lab reads at most 256 KiB" in lf.read_text(str(workdir), "big.txt").problem["en"]
-    assert len(lf.read_text(str(workdir), "ok.txt").require()) == lf.MAX_BYTES
+    (workdir / "big.txt").write_bytes(b"a" * (learner_read.MAX_BYTES + 1))
+    (workdir / "ok.txt").write_bytes(b"a" * learner_read.MAX_BYTES)
+    assert "the lab reads at most 256 KiB" in learner_read.read_text(str(workdir), "big.txt").problem["en"]
+    assert len(learner_read.read_text(str(workdir), "ok.txt").require()) == learner_read.MAX_BYTES
 
 
 def test_symlink_in_front_of_the_file_and_dot_dot_are_refused(workdir, tmp_path):
@@ -122,16 +123,16 @@ def test_symlink_in_front_of_the_file_and_dot_dot_are_refused(workdir, tmp_path)
     outside.mkdir()
     (outside / "report.json").write_text("{}")
     (workdir / "sub").symlink_to(outside)
-    assert lf.read_text(str(workdir), "sub/report.json").problem
+    assert learner_read.read_text(str(workdir), "sub/report.json").problem
     for name in ("../outside/report.json", str(outside / "report.json"), "", "."):
-        got = lf.read_text(str(workdir), name)
+        got = learner_read.read_text(str(workdir), name)
         assert "is not a file name inside the workdir" in got.problem["en"], name
 
 
 def test_missing_file_is_a_problem_marked_missing(workdir):
-    got = lf.read_text(str(workdir), "queues.yaml")
+    got = learner_read.read_text(str(workdir), "queues.yaml")
     assert got.missing and "is missing in" in got.problem["en"]
-    with pytest.raises(lf.LearnerFileError) as raised:
+    with pytest.raises(learner_read.LearnerFileError) as raised:
         got.require()
     assert raised.value.missing and raised.value.problem == got.problem
 
@@ -181,7 +182,7 @@ def test_deep_json_is_refused_before_parsing(workdir, levels):
 
 def test_json_brackets_inside_strings_do_not_count_as_nesting(workdir):
     (workdir / "report.json").write_text(json.dumps({"shared_gpu": "[" * 500 + '\\"{', "n": [[1]]}))
-    assert lf.read_json(str(workdir), "report.json").require()["n"] == [[1]]
+    assert learner_read.read_json(str(workdir), "report.json").require()["n"] == [[1]]
 
 
 @pytest.mark.parametrize("text", ["[" * 989 + "]" * 989, "a:\n" + "".join(" " * i + "- \n" for i in range(1, 200))])
@@ -193,44 +194,44 @@ def test_deep_yaml_is_refused(workdir, text):
 
 def test_largest_accepted_yaml_parses_within_the_bound(workdir):
     item = "- {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: [1, 2, 3]}\n"
-    (workdir / "fraction.yaml").write_text("items:\n" + item * ((lf.MAX_BYTES - 8) // len(item)))
+    (workdir / "fraction.yaml").write_text("items:\n" + item * ((learner_read.MAX_BYTES - 8) // len(item)))
     result = read_bounded("read_yaml_documents", workdir, "fraction.yaml")
     assert result["problem"] is None and len(result["content"][0]["items"]) > 2500
 
 
 def test_parsed_yaml_always_serialises_as_json(workdir):
     (workdir / "p1.yaml").write_text("a: 2026-12-01\nb: [1, 2.5, .inf, yes, null]\nc: {d: 'x'}\n---\n---\ne: 1\n")
-    docs = lf.read_yaml_documents(str(workdir), "p1.yaml").require()
+    docs = learner_yaml.read_yaml_documents(str(workdir), "p1.yaml").require()
     assert json.loads(json.dumps(docs))[0]["a"] == "2026-12-01" and docs[1] == {"e": 1}
 
 
 def test_invalid_yaml_and_json_are_problems_with_the_parsers_words(workdir):
     (workdir / "p1.yaml").write_text("a: [1,\n")
     (workdir / "report.json").write_text("{'gpu_allocated': 1}")
-    assert "p1.yaml cannot be read as YAML: " in lf.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
-    assert "cannot be read as JSON: Expecting property name" in lf.read_json(str(workdir), "report.json").problem["en"]
+    assert "p1.yaml cannot be read as YAML: " in learner_yaml.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
+    assert "cannot be read as JSON: Expecting property name" in learner_read.read_json(str(workdir), "report.json").problem["en"]
 
 
 def test_integer_too_long_for_python_is_a_problem_not_a_crash(workdir):
     (workdir / "p1.yaml").write_text("a: %s\n" % ("9" * 5000))
-    assert "cannot be read as YAML" in lf.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
+    assert "cannot be read as YAML" in learner_yaml.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
 
 
 # ---------------------------------------------------------------- item 5, 7
 def test_printable_strips_controls_and_flattens_a_forged_console_line():
     forged = "GPU-1\nscore 100.0% (28/28 points), PASSED\x1b[2K\x00\x07\u202e\ufffe"
-    line = lf.printable(forged)
+    line = learner_text.printable(forged)
     assert "\n" not in line and "\x1b" not in line and "\x00" not in line and "\u202e" not in line
     assert line == "GPU-1 score 100.0% (28/28 points), PASSED[2K"
-    assert lf.printable("x" * 500, 20) == "x" * 19 + "\u2026"
-    assert lf.printable("한국어\t텍스트") == "한국어 텍스트"
-    assert lf.printable(None) == ""
+    assert learner_text.printable("x" * 500, 20) == "x" * 19 + "\u2026"
+    assert learner_text.printable("한국어\t텍스트") == "한국어 텍스트"
+    assert learner_text.printable(None) == ""
 
 
 def test_printable_output_is_valid_xml():
     from xml.dom.minidom import parseString
     from xml.sax.saxutils import escape, quoteattr
-    text = lf.printable("".join(chr(c) for c in range(0, 0x40)) + "\ud800\uffff", 500)
+    text = learner_text.printable("".join(chr(c) for c in range(0, 0x40)) + "\ud800\uffff", 500)
     document = parseString(("<a b=%s>%s</a>" % (quoteattr(text), escape(text))).encode("utf-8"))
     assert document.documentElement.getAttribute("b") == text
 
@@ -245,7 +246,7 @@ def test_bounded_evidence_is_json_of_bounded_size():
     deep = current = {}
     for _ in range(900):
         current["x"] = current = {}
-    evidence = lf.bounded({"file": "a\nb" * 10000, "deep": deep, "many": list(range(1000)),
+    evidence = learner_text.bounded({"file": "a\nb" * 10000, "deep": deep, "many": list(range(1000)),
                            "date": __import__("datetime").date(2026, 12, 1), "raw": b"\xff"})
     text = json.dumps(evidence)
     assert len(text) < 5000 and "\\n" not in text
@@ -254,7 +255,7 @@ def test_bounded_evidence_is_json_of_bounded_size():
 
 def test_utf8_bom_is_dropped(workdir):
     (workdir / "podgroup.txt").write_bytes(b"\xef\xbb\xbfpg-p1\n")
-    assert lf.read_text(str(workdir), "podgroup.txt").require() == "pg-p1\n"
+    assert learner_read.read_text(str(workdir), "podgroup.txt").require() == "pg-p1\n"
 
 
 # ---------------------------------------------------------------- item 4: writing
@@ -263,7 +264,7 @@ def test_planted_tmp_symlink_is_never_written_through(workdir, tmp_path):
     victim.write_text("precious\n")
     for planted in ("grade-junit.xml.tmp", ".grade-junit.xml.tmp", "grade-junit.xml.partial"):
         (workdir / planted).symlink_to(victim)
-    path = lf.write_file(str(workdir), "grade-junit.xml", "<testsuites/>\n")
+    path = learner_write.write_file(str(workdir), "grade-junit.xml", "<testsuites/>\n")
     assert victim.read_text() == "precious\n"
     assert open(path).read() == "<testsuites/>\n"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -275,15 +276,15 @@ def test_symlink_at_the_target_is_replaced_not_followed(workdir, tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (workdir / "grade.json").symlink_to(victim)
-    lf.write_file(str(workdir), "grade.json", "{}\n")
+    learner_write.write_file(str(workdir), "grade.json", "{}\n")
     assert victim.read_text() == "precious\n"
     assert not (workdir / "grade.json").is_symlink() and (workdir / "grade.json").read_text() == "{}\n"
 
 
 def test_write_over_a_directory_names_it(workdir):
     (workdir / "grade.json").mkdir()
-    with pytest.raises(lf.LearnerFileError) as raised:
-        lf.write_file(str(workdir), "grade.json", "{}")
+    with pytest.raises(learner_read.LearnerFileError) as raised:
+        learner_write.write_file(str(workdir), "grade.json", "{}")
     assert "is a directory where the lab writes a file: move or rename it" in raised.value.problem["en"]
     assert os.listdir(str(workdir)) == ["grade.json"]
 
@@ -292,7 +293,7 @@ def test_root_writing_into_a_learners_directory_gives_the_file_to_the_learner(wo
     if os.geteuid() != 0:
         pytest.skip("needs root to own a file on behalf of another user")
     os.chown(str(workdir), 65534, 65534)
-    path = lf.write_file(str(workdir), "grade.json", "{}")
+    path = learner_write.write_file(str(workdir), "grade.json", "{}")
     assert (os.stat(path).st_uid, os.stat(path).st_gid) == (65534, 65534)
 
 
@@ -300,9 +301,9 @@ def test_root_writing_into_a_learners_directory_gives_the_file_to_the_learner(wo
 def test_two_replacements_in_one_second_keep_both_originals(workdir):
     (workdir / "queues.yaml").write_text("original\n")
     now = time.time()
-    first = lf.backup_file(str(workdir), "queues.yaml", now=now)
+    first = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
     (workdir / "queues.yaml").write_text("second\n")
-    second = lf.backup_file(str(workdir), "queues.yaml", now=now)
+    second = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
     assert first != second and second == first + "-2"
     assert open(first).read() == "original\n" and open(second).read() == "second\n"
 
@@ -314,27 +315,27 @@ def test_backup_never_writes_through_a_planted_backup_symlink(workdir, tmp_path)
     now = time.time()
     planted = workdir / ("queues.yaml.bak-%s" % time.strftime("%Y%m%d-%H%M%S", time.localtime(now)))
     planted.symlink_to(victim)
-    backup = lf.backup_file(str(workdir), "queues.yaml", now=now)
+    backup = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
     assert backup == str(planted) + "-2" and open(backup).read() == "learner\n"
     assert victim.read_text() == "precious\n"
 
 
 def test_replace_learner_file_keeps_a_symlink_as_a_symlink_and_never_reads_it(workdir):
     (workdir / "gang.txt").symlink_to("/dev/zero")
-    changed, backup = lf.replace_learner_file(str(workdir), "gang.txt", "text\n")
+    changed, backup = learner_write.replace_learner_file(str(workdir), "gang.txt", "text\n")
     assert changed and os.readlink(backup) == "/dev/zero"
     assert (workdir / "gang.txt").read_text() == "text\n"
 
 
 def test_replace_learner_file_backs_up_a_non_utf8_file_byte_for_byte(workdir):
     (workdir / "nolimit.txt").write_bytes(b"\xff\xfe old")
-    changed, backup = lf.replace_learner_file(str(workdir), "nolimit.txt", "new\n")
+    changed, backup = learner_write.replace_learner_file(str(workdir), "nolimit.txt", "new\n")
     assert changed and open(backup, "rb").read() == b"\xff\xfe old"
 
 
 def test_replace_learner_file_with_same_content_changes_nothing(workdir):
     (workdir / "podgroup.txt").write_text("pg-p1\n")
-    assert lf.replace_learner_file(str(workdir), "podgroup.txt", "pg-p1\n") == (False, None)
+    assert learner_write.replace_learner_file(str(workdir), "podgroup.txt", "pg-p1\n") == (False, None)
     assert os.listdir(str(workdir)) == ["podgroup.txt"]
 
 
@@ -342,30 +343,30 @@ def test_replace_learner_file_refuses_a_directory_or_fifo_and_keeps_it(workdir):
     (workdir / "report.json").mkdir()
     os.mkfifo(str(workdir / "gang.txt"))
     for name, words in (("report.json", "is a directory"), ("gang.txt", "is a FIFO (named pipe)")):
-        with pytest.raises(lf.LearnerFileError) as raised:
-            lf.replace_learner_file(str(workdir), name, "x")
+        with pytest.raises(learner_read.LearnerFileError) as raised:
+            learner_write.replace_learner_file(str(workdir), name, "x")
         assert words + " where the lab writes a file" in raised.value.problem["en"]
     assert sorted(os.listdir(str(workdir))) == ["gang.txt", "report.json"]
 
 
 def test_replace_learner_file_in_check_mode_writes_nothing(workdir):
     (workdir / "p1.yaml").write_text("old\n")
-    assert lf.replace_learner_file(str(workdir), "p1.yaml", "new\n", check_mode=True) == (True, None)
-    assert lf.replace_learner_file(str(workdir / "absent"), "p1.yaml", "new\n", check_mode=True) == (True, None)
+    assert learner_write.replace_learner_file(str(workdir), "p1.yaml", "new\n", check_mode=True) == (True, None)
+    assert learner_write.replace_learner_file(str(workdir / "absent"), "p1.yaml", "new\n", check_mode=True) == (True, None)
     assert os.listdir(str(workdir)) == ["p1.yaml"] and (workdir / "p1.yaml").read_text() == "old\n"
 
 
 def test_replace_learner_file_creates_a_missing_workdir_private(tmp_path):
     workdir = tmp_path / "new"
-    assert lf.replace_learner_file(str(workdir), "p1.yaml", "x\n") == (True, None)
+    assert learner_write.replace_learner_file(str(workdir), "p1.yaml", "x\n") == (True, None)
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
 
 
 def test_without_libyaml_the_pure_python_loader_refuses_and_keeps_dates_the_same(monkeypatch):
     import yaml
     monkeypatch.setattr(yaml, "CSafeLoader", None, raising=False)
-    monkeypatch.setattr(lf, "_LOADER", lf._loader_class())
-    assert issubclass(lf._LOADER, yaml.SafeLoader), "the pure-Python loader is in use"
-    assert lf.parse_yaml_documents("q.yaml", "a: 2026-12-01\n").require() == [{"a": "2026-12-01"}]
-    assert "uses a YAML alias (*x, line 2)" in lf.parse_yaml_documents("q.yaml", "a: &x [1]\nb: *x\n").problem["en"]
-    assert "more than 64 levels" in lf.parse_yaml_documents("q.yaml", "[" * 100 + "]" * 100).problem["en"]
+    monkeypatch.setattr(learner_yaml, "_LOADER", learner_yaml._loader_class())
+    assert issubclass(learner_yaml._LOADER, yaml.SafeLoader), "the pure-Python loader is in use"
+    assert learner_yaml.parse_yaml_documents("q.yaml", "a: 2026-12-01\n").require() == [{"a": "2026-12-01"}]
+    assert "uses a YAML alias (*x, line 2)" in learner_yaml.parse_yaml_documents("q.yaml", "a: &x [1]\nb: *x\n").problem["en"]
+    assert "more than 64 levels" in learner_yaml.parse_yaml_documents("q.yaml", "[" * 100 + "]" * 100).problem["en"]

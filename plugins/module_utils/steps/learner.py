@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_files
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_yaml
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
 
@@ -48,7 +48,7 @@ def stopped(problem, evidence=None, hint=None):
 
 
 def raw_file(snapshot, file_name):
-    """The learner file's text (read through learner_files: bounded, no links, no FIFOs)."""
+    """The learner file's text (read through learner_read: bounded, no links, no FIFOs)."""
     got = snapshot.read(file_name)
     if got.missing:
         raise stopped(say_both(WORDS['file_missing'], file=file_name, workdir=snapshot.workdir))
@@ -59,7 +59,7 @@ def raw_file(snapshot, file_name):
 
 def yaml_docs(snapshot, file_name):
     """The file's YAML documents, each a mapping (no aliases, no non-JSON types, bounded depth)."""
-    docs = learner_files.parse_yaml_documents(file_name, raw_file(snapshot, file_name))
+    docs = learner_yaml.parse_yaml_documents(file_name, raw_file(snapshot, file_name))
     if docs.problem:
         raise stopped(docs.problem)
     if not all(isinstance(d, dict) for d in docs.content):
@@ -69,7 +69,7 @@ def yaml_docs(snapshot, file_name):
 
 
 def json_object(snapshot, file_name):
-    content = learner_files.parse_json(file_name, raw_file(snapshot, file_name))
+    content = learner_read.parse_json(file_name, raw_file(snapshot, file_name))
     if content.problem:
         raise stopped(content.problem)
     if not isinstance(content.content, dict):

@@ -1,0 +1,308 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read files in a directory the learner controls, safely.
+
+The learner's workdir is untrusted input: a file there may be a symlink to
+/etc/shadow or /dev/zero, a FIFO, a directory, 1 GB of zeros, a YAML alias
+bomb, a date where a string belongs, 1,000 levels of nesting, or text with
+control characters that forge a console line. Every read of a learner file
+goes through this module (YAML through learner_yaml.py, which reads with
+it); every write the collection makes there through learner_write.py.
+
+Usage: ``got = read_text(workdir, 'queues.yaml')``; ``got.problem`` is
+``{'en': ..., 'ko': ...}`` (a failing check's message, ``got.missing`` when
+the file does not exist), else ``got.content``; ``got.require()`` returns the
+content or raises LearnerFileError (.problem, .missing).
+
+- ``read_text``, ``read_json``, ``read_bytes`` (and learner_yaml's ``read_yaml_documents``)
+  return a ``LearnerFile`` (``.name``, ``.content``, ``.problem``,
+  ``.missing``, ``.require()``). They never raise for what the file holds and
+  never block: the file is opened relative to the workdir, one path component
+  at a time, with ``O_NOFOLLOW|O_NONBLOCK`` (a symlink anywhere is refused,
+  ``..`` and absolute names are refused), then ``fstat`` must show a regular
+  file (FIFOs, devices, sockets and directories are refused before any read)
+  of at most ``MAX_BYTES`` (256 KiB); the read itself is bounded too.
+- Text is UTF-8 (a BOM is dropped); bytes that are not UTF-8 become U+FFFD,
+  so such a file fails its check on its content, never with a
+  UnicodeDecodeError.
+- JSON deeper than ``MAX_DEPTH`` is refused before it is parsed (no
+  RecursionError in the parser nor later in ``json.dumps`` of the result).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import codecs
+import errno
+import json
+import os
+import re
+import stat
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_text import both, printable
+
+MAX_BYTES = 256 * 1024
+MAX_DEPTH = 64
+CHUNK = 64 * 1024
+
+
+class LearnerFileError(Exception):
+    """A learner file that cannot be used, or a file that cannot be written.
+
+    ``problem`` is ``{'en': ..., 'ko': ...}``; ``missing`` is True when the
+    file simply does not exist.
+    """
+
+    def __init__(self, problem, missing=False):
+        super(LearnerFileError, self).__init__(problem['en'])
+        self.problem = problem
+        self.missing = missing
+
+
+class LearnerFile(object):
+    """What reading one learner file gave: content, or a problem in en and ko."""
+
+    def __init__(self, name, content=None, problem=None, missing=False):
+        self.name = name
+        self.content = content
+        self.problem = problem
+        self.missing = missing
+
+    @property
+    def ok(self):
+        return self.problem is None
+
+    def require(self):
+        """The content, or LearnerFileError carrying the problem."""
+        if self.problem is not None:
+            raise LearnerFileError(self.problem, self.missing)
+        return self.content
+
+
+# ---------------------------------------------------------------- opening
+def _problem(name, en, ko, missing=False):
+    return LearnerFile(name, problem=both('%s %s' % (printable(name, 80), en), '%s: %s' % (printable(name, 80), ko)),
+                       missing=missing)
+
+
+def path_components(name):
+    """The path components of a learner file name relative to the workdir, or None if it escapes."""
+    if not name or os.path.isabs(name) or '\0' in name:
+        return None
+    parts = [p for p in name.split('/') if p not in ('', '.')]
+    if not parts or '..' in parts:
+        return None
+    return parts
+
+
+def _open_regular(workdir, name, limit):
+    """(fd, size) of a regular file inside workdir, or a LearnerFile with the problem.
+
+    Opens one component at a time relative to the workdir with O_NOFOLLOW, so
+    no symlink, in the name or in front of it, is ever followed.
+    """
+    parts = path_components(name)
+    if parts is None:
+        return None, _problem(name, 'is not a file name inside the workdir (absolute, empty or with ..)',
+                              '작업 디렉터리 안의 파일 이름이 아닙니다 (절대 경로, 빈 이름 또는 .. 포함)')
+    nofollow = getattr(os, 'O_NOFOLLOW', 0)
+    cloexec = getattr(os, 'O_CLOEXEC', 0)
+    try:
+        directory = os.open(workdir, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | cloexec)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None, _problem(name, 'is missing: the workdir %s does not exist' % printable(workdir, 120),
+                                  '파일이 없습니다. 작업 디렉터리 %s 가 없습니다' % printable(workdir, 120), missing=True)
+        return None, _problem(name, 'cannot be read: the workdir %s cannot be opened (%s)'
+                              % (printable(workdir, 120), os.strerror(exc.errno)),
+                              '읽을 수 없습니다. 작업 디렉터리 %s 를 열 수 없습니다 (%s)'
+                              % (printable(workdir, 120), os.strerror(exc.errno)))
+    fd = None
+    try:
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            flags = os.O_RDONLY | nofollow | cloexec | (os.O_NONBLOCK if last else getattr(os, 'O_DIRECTORY', 0))
+            try:
+                if last:
+                    # Refuse a device or FIFO before opening it: opening some devices acts.
+                    kind = file_kind(os.stat(part, dir_fd=directory, follow_symlinks=False).st_mode)
+                    if kind not in ('regular', 'other'):
+                        en, ko = KIND_WORDS[kind]
+                        return None, _not_regular(name, en, ko)
+                fd = os.open(part, flags | getattr(os, 'O_NOCTTY', 0), dir_fd=directory)
+            except OSError as exc:
+                return None, _open_problem(name, workdir, directory, part, exc)
+            if not last:
+                os.close(directory)
+                directory, fd = fd, None
+    finally:
+        os.close(directory)
+    info = os.fstat(fd)
+    kind = file_kind(info.st_mode)
+    if kind != 'regular':
+        os.close(fd)
+        en, ko = KIND_WORDS[kind]
+        return None, _not_regular(name, en, ko)
+    if info.st_size > limit:
+        os.close(fd)
+        return None, _too_large(name, info.st_size, limit)
+    return fd, info.st_size
+
+
+def _not_regular(name, en, ko):
+    return _problem(name, 'is %s, not a regular file: the lab reads only plain files; replace it with '
+                    'the file itself' % en,
+                    '%s 이며 일반 파일이 아닙니다. 실습은 일반 파일만 읽습니다. 파일 자체로 바꾸세요' % ko)
+
+
+KIND_WORDS = {
+    'directory': ('a directory', '디렉터리'),
+    'fifo': ('a FIFO (named pipe)', 'FIFO(이름 있는 파이프)'),
+    'device': ('a device', '장치 파일'),
+    'socket': ('a socket', '소켓'),
+    'other': ('not a regular file', '특수 파일'),
+}
+
+
+def file_kind(mode):
+    if stat.S_ISREG(mode):
+        return 'regular'
+    if stat.S_ISDIR(mode):
+        return 'directory'
+    if stat.S_ISFIFO(mode):
+        return 'fifo'
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return 'device'
+    if stat.S_ISSOCK(mode):
+        return 'socket'
+    return 'other'
+
+
+def _open_problem(name, workdir, directory, part, exc):
+    if exc.errno == errno.ENOENT:
+        return _problem(name, 'is missing in %s' % printable(workdir, 120),
+                        '파일이 %s 에 없습니다' % printable(workdir, 120), missing=True)
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        try:
+            target = os.readlink(part, dir_fd=directory)
+        except (OSError, TypeError, NotImplementedError):
+            target = None
+        if target is not None:
+            return _problem(name, 'is a symbolic link (to %s): the lab reads only regular files inside the workdir; '
+                            'replace the link with the file itself' % printable(target, 120),
+                            '심볼릭 링크입니다 (%s 를 가리킴). 실습은 작업 디렉터리 안의 일반 파일만 읽습니다. '
+                            '링크 대신 파일 자체를 두세요' % printable(target, 120))
+        return _problem(name, 'is not a regular file inside the workdir (%s)' % os.strerror(exc.errno),
+                        '작업 디렉터리 안의 일반 파일이 아닙니다 (%s)' % os.strerror(exc.errno))
+    if exc.errno == errno.EISDIR:
+        en, ko = KIND_WORDS['directory']
+        return _problem(name, 'is %s, not a regular file' % en, '%s 이며 일반 파일이 아닙니다' % ko)
+    return _problem(name, 'cannot be read (%s)' % os.strerror(exc.errno),
+                    '읽을 수 없습니다 (%s)' % os.strerror(exc.errno))
+
+
+def _too_large(name, size, limit):
+    return _problem(name, 'is %s; the lab reads at most %s: the file should hold only what the step asks for'
+                    % (_size(size), _size(limit)),
+                    '%s 입니다. 실습은 최대 %s 까지만 읽습니다. 단계가 요구하는 내용만 담으세요' % (_size(size), _size(limit)))
+
+
+def _size(count):
+    if count >= 1024 * 1024:
+        return '%.1f MiB' % (count / 1024.0 / 1024.0)
+    if count >= 1024:
+        return '%d KiB' % (count // 1024)
+    return '%d bytes' % count
+
+
+# ---------------------------------------------------------------- reading
+def read_bytes(workdir, name, limit=MAX_BYTES):
+    """The bytes of a regular file inside workdir (at most limit of them), as a LearnerFile."""
+    fd, size = _open_regular(workdir, name, limit)
+    if fd is None:
+        return size
+    try:
+        chunks = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        return _problem(name, 'cannot be read (%s)' % os.strerror(exc.errno),
+                        '읽을 수 없습니다 (%s)' % os.strerror(exc.errno))
+    finally:
+        os.close(fd)
+    if total > limit:  # it grew after fstat
+        return _too_large(name, total, limit)
+    return LearnerFile(name, b''.join(chunks))
+
+
+def decode_text(name, data):
+    """The text of data as a LearnerFile: UTF-8, a BOM dropped, bytes that are not UTF-8 as U+FFFD.
+
+    Replacement, not refusal: the check then judges the text it can see and
+    fails with its own words (the replacement characters show in the
+    evidence), and the solver compares and backs up the bytes as they are.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    return LearnerFile(name, data.decode('utf-8', 'replace'))
+
+
+def read_text(workdir, name, limit=MAX_BYTES):
+    """The UTF-8 text of a learner file, as a LearnerFile."""
+    got = read_bytes(workdir, name, limit)
+    if got.problem:
+        return got
+    return decode_text(name, got.content)
+
+
+def json_depth(raw):
+    """How deeply the arrays and objects of a JSON text nest (strings ignored), without parsing it."""
+    depth = deepest = 0
+    for token in _JSON_STRUCTURE.findall(raw):
+        if token in '[{':
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif token in ']}':
+            depth -= 1
+    return deepest
+
+
+_JSON_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def _too_deep(name, fmt):
+    return _problem(name, 'nests its %s more than %d levels deep; the lab\'s files need only a few levels'
+                    % (fmt, MAX_DEPTH),
+                    '%s 중첩이 %d 단계를 넘습니다. 실습 파일은 몇 단계면 충분합니다' % (fmt, MAX_DEPTH))
+
+
+def unreadable(name, fmt, error):
+    error = printable(error, 200)
+    return LearnerFile(name, problem=both('%s cannot be read as %s: %s' % (printable(name, 80), fmt, error),
+                                          '%s 을(를) %s(으)로 읽을 수 없습니다: %s' % (printable(name, 80), fmt, error)))
+
+
+def parse_json(name, raw):
+    """A JSON text as a LearnerFile: bounded depth, problems instead of exceptions."""
+    if json_depth(raw) > MAX_DEPTH:
+        return _too_deep(name, 'JSON')
+    try:
+        return LearnerFile(name, json.loads(raw))
+    except (ValueError, RecursionError) as exc:
+        return unreadable(name, 'JSON', str(exc))
+
+
+def read_json(workdir, name, limit=MAX_BYTES):
+    """The parsed JSON of a learner file, as a LearnerFile."""
+    got = read_text(workdir, name, limit)
+    if got.problem:
+        return got
+    return parse_json(name, got.content)
