@@ -3,17 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read files in a directory the learner controls, safely.
 
-The learner's workdir is untrusted input: a file there may be a symlink to
-/etc/shadow or /dev/zero, a FIFO, a directory, 1 GB of zeros, a YAML alias
-bomb, a date where a string belongs, 1,000 levels of nesting, or text with
-control characters that forge a console line. Every read of a learner file
-goes through this module (YAML through learner_yaml.py, which reads with
-it); every write the collection makes there through learner_write.py.
-
-Usage: ``got = read_text(workdir, 'queues.yaml')``; ``got.problem`` is
-``{'en': ..., 'ko': ...}`` (a failing check's message, ``got.missing`` when
-the file does not exist), else ``got.content``; ``got.require()`` returns the
-content or raises LearnerFileError (.problem, .missing).
+The learner's workdir is untrusted input (a symlink to /etc/shadow, a FIFO,
+1 GB of zeros, 1,000 levels of nesting): every read of a learner file goes
+through here (YAML through learner_yaml.py, writes through learner_write.py).
+``got = read_text(workdir, name)`` gives ``got.content``, or ``got.problem``
+(``{'en', 'ko'}``, a failing check's message; ``got.missing`` when there is
+no file); ``got.require()`` returns the content or raises LearnerFileError.
 
 - ``read_text``, ``read_json``, ``read_bytes`` (and learner_yaml's ``read_yaml_documents``)
   return a ``LearnerFile`` (``.name``, ``.content``, ``.problem``,
