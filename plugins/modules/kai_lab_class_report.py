@@ -90,7 +90,8 @@ files:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary, console_lines, write_summary
+from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary, console_lines
+from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import write_summary
 
 
 def main():

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""class_report.py: the class summary of real grades (recorded from three sims
+"""class_report.py and class_report_files.py: the class summary of real grades (recorded from three sims
 graded in one run by tests/class.sh), an unreachable host as a row, and a
 learner's hostile text inert in the instructor's browser and spreadsheet."""
 
@@ -15,9 +15,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import class_report
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import (
-    class_summary, console_lines, to_csv, to_html, to_junit, write_summary)
+from ansible_collections.gsb.kai_lab.plugins.module_utils import class_report_files
+from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary, console_lines
+from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import (
+    to_csv, to_html, to_junit, write_summary)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "class")
 SCRIPT = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>"
@@ -216,7 +217,7 @@ def test_evidence_of_a_large_file_is_cut(grades):
     check = grades["learner3"]["grade"]["steps"][2]["checks"][1]
     check["evidence"] = {"file": "A" * 50000}
     page = to_html(class_summary(grades, "t"))
-    assert "A" * class_report.EVIDENCE_LIMIT not in page and " ..." in page
+    assert "A" * class_report_files.EVIDENCE_LIMIT not in page and " ..." in page
     assert len(page) < 60000
 
 
