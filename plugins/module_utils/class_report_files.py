@@ -22,6 +22,7 @@ import re
 from html import escape as _html_escape
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import FAILED, GRADED, PASSED, UNVERIFIED, as_text
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
 
 FILES = ('class.json', 'class.csv', 'class-junit.xml', 'class.html')
 # Evidence shown for a failing cell is cut here: a learner's file can be large.
@@ -211,10 +212,6 @@ def write_summary(summary, directory):
         os.makedirs(directory, 0o755)
     paths = []
     for name, render in RENDERERS:
-        path = os.path.join(directory, name)
-        content = render(summary)
-        with io.open(path + '.tmp', 'w', encoding='utf-8', newline='') as handle:
-            handle.write(content)
-        os.rename(path + '.tmp', path)
-        paths.append(path)
+        # mkstemp + os.replace: no fixed temporary name another user could plant.
+        paths.append(write_file(directory, name, render(summary), mode=0o644))
     return paths

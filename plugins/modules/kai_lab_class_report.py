@@ -92,6 +92,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary, console_lines
 from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import write_summary
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError
 
 
 def main():
@@ -103,7 +104,7 @@ def main():
     if not module.check_mode:
         try:
             files = write_summary(summary, module.params['dest'])
-        except (IOError, OSError) as exc:
+        except (IOError, OSError, LearnerFileError) as exc:
             module.fail_json(msg='could not write the class summary to %s: %s' % (module.params['dest'], exc))
     module.exit_json(changed=bool(files), summary=summary, table=console_lines(summary), files=files)
 

@@ -210,7 +210,23 @@ def test_files_written_and_json_round_trips(summary, tmp_path):
     assert [os.path.basename(p) for p in paths] == ["class.json", "class.csv", "class-junit.xml", "class.html"]
     with open(paths[0]) as handle:
         assert json.load(handle) == summary
-    assert not [p for p in os.listdir(str(tmp_path / "class-grade")) if p.endswith(".tmp")]
+    assert not [p for p in os.listdir(str(tmp_path / "class-grade")) if p.endswith((".tmp", ".partial"))]
+
+
+def test_a_planted_temporary_symlink_is_not_followed(summary, tmp_path):
+    # The old writer went through a fixed "class.json.tmp": a link planted there
+    # made the instructor's run overwrite its target.
+    out = tmp_path / "class-grade"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    for name in ("class.json", "class.csv", "class-junit.xml", "class.html"):
+        os.symlink(str(victim), str(out / (name + ".tmp")))
+    os.symlink(str(victim), str(out / "class.html"))
+    write_summary(summary, str(out))
+    assert victim.read_text() == "keep me"
+    assert not (out / "class.html").is_symlink()
+    assert oct((out / "class.json").stat().st_mode & 0o777) == oct(0o644)
 
 
 def test_evidence_of_a_large_file_is_cut(grades):
