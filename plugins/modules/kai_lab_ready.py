@@ -46,7 +46,10 @@ options:
     type: str
     default: ubuntu:22.04
   timeout:
-    description: Seconds the whole gate may take before it names the link it waited for.
+    description:
+      - Seconds the gate's links may take before it names the link it waited for.
+      - Removing the probe pods afterwards may add up to 10 seconds more (the lab's steps count every GPU, so
+        the gate waits, bounded, until its probes and their reservation pods are gone).
     type: int
     default: 180
   reservation_namespace:
