@@ -150,6 +150,7 @@ _V0_12 = {
         'runtime_class_values_key': 'admission.gpuPodRuntimeClassName',
         'runtime_class_config_patch': 'spec.admission.gpuPodRuntimeClassName',
         'values': {},
+        'template_values': {},
         'config_hint': 'KAI v0.12 renders its Config from the chart by default.',
     },
     'webhooks': _WEBHOOKS,
@@ -189,12 +190,11 @@ _V0_17 = {
     'chart': {
         'runtime_class_values_key': 'admission.gpuFractionRuntimeClassName',
         'runtime_class_config_patch': '',
-        # The chart ships its Config in a post-install hook; these render it inline.
-        'values': {
-            'defaultPriorityClasses': {'enabled': True},
-            'kaiConfig': {'render': True},
-            'kaiConfigDeployer': {'enabled': False},
-        },
+        'values': {'defaultPriorityClasses': {'enabled': True}},
+        # The chart ships its Config in a post-install hook, which `helm
+        # template` (the sim) never runs; these render it inline. A Helm
+        # install (k3s) keeps the hook, so an existing release stays owned alike.
+        'template_values': {'kaiConfig': {'render': True}, 'kaiConfigDeployer': {'enabled': False}},
         'config_hint': 'set the chart values kaiConfig.render: true and kaiConfigDeployer.enabled: false',
     },
     'webhooks': dict(_WEBHOOKS, match_conditions=[
@@ -288,10 +288,12 @@ def _set_path(target, dotted, value):
     target[keys[-1]] = value
 
 
-def chart_values(version, settings):
-    """Helm values of KAI's chart for the lab's settings on this version."""
+def chart_values(version, settings, helm_template=True):
+    """Helm values of KAI's chart for the lab's settings on this version (helm_template: for `helm template`)."""
     chart = profile_for(version)['chart']
     values = copy.deepcopy(chart['values'])
+    if helm_template:
+        values.update(copy.deepcopy(chart['template_values']))
     _set_path(values, 'global.gpuSharing', settings.get('gpu_sharing') in (True, 'true', 'True'))
     _set_path(values, 'global.resourceReservation.namespace', settings['reservation_namespace'])
     _set_path(values, chart['runtime_class_values_key'], settings.get('runtime_class', ''))
