@@ -44,5 +44,6 @@ test: venv
 
 # Benchmarks print numbers; they are not part of the test suite.
 bench: venv
+	tests/benchmarks/bench_provision.sh
 	tests/benchmarks/bench_solve.sh
 	tests/benchmarks/bench_grade.sh 5

@@ -20,6 +20,8 @@ description:
   - Companion filters of the same file render a profile for the sim's settings
     C(kai_sim_components), C(kai_scheduler_config), C(kai_chart_values), C(kai_config_patch),
     C(kai_select_config), C(kai_webhooks), C(kai_go_mod), C(kai_tools_go), C(kai_sim_ports).
+  - C(kai_chart_values(settings, helm_template)) gives the chart values; I(helm_template=false) leaves out those
+    only C(helm template) needs (the sim), for a Helm install (k3s).
 options:
   _input:
     description: A KAI version such as C(v0.12.0).

@@ -66,10 +66,12 @@ def _set_path(target, dotted, value):
     target[keys[-1]] = value
 
 
-def chart_values(version, settings):
-    """Helm values of KAI's chart for the lab's settings on this version."""
+def chart_values(version, settings, helm_template=True):
+    """Helm values of KAI's chart for the lab's settings on this version (helm_template: for `helm template`)."""
     chart = profile_for(version)['chart']
     values = copy.deepcopy(chart['values'])
+    if helm_template:
+        values.update(copy.deepcopy(chart['template_values']))
     _set_path(values, 'global.gpuSharing', settings.get('gpu_sharing') in (True, 'true', 'True'))
     _set_path(values, 'global.resourceReservation.namespace', settings['reservation_namespace'])
     _set_path(values, chart['runtime_class_values_key'], settings.get('runtime_class', ''))

@@ -149,6 +149,7 @@ _V0_12 = {
         'runtime_class_values_key': 'admission.gpuPodRuntimeClassName',
         'runtime_class_config_patch': 'spec.admission.gpuPodRuntimeClassName',
         'values': {},
+        'template_values': {},
         'config_hint': 'KAI v0.12 renders its Config from the chart by default.',
     },
     'webhooks': _WEBHOOKS,
@@ -188,12 +189,11 @@ _V0_17 = {
     'chart': {
         'runtime_class_values_key': 'admission.gpuFractionRuntimeClassName',
         'runtime_class_config_patch': '',
-        # The chart ships its Config in a post-install hook; these render it inline.
-        'values': {
-            'defaultPriorityClasses': {'enabled': True},
-            'kaiConfig': {'render': True},
-            'kaiConfigDeployer': {'enabled': False},
-        },
+        'values': {'defaultPriorityClasses': {'enabled': True}},
+        # The chart ships its Config in a post-install hook, which `helm
+        # template` (the sim) never runs; these render it inline. A Helm
+        # install (k3s) keeps the hook, so an existing release stays owned alike.
+        'template_values': {'kaiConfig': {'render': True}, 'kaiConfigDeployer': {'enabled': False}},
         'config_hint': 'set the chart values kaiConfig.render: true and kaiConfigDeployer.enabled: false',
     },
     'webhooks': dict(_WEBHOOKS, match_conditions=[

@@ -13,18 +13,21 @@ extra=(-e kai_lab_sim_port_base="${KAI_LAB_BENCH_PORT_BASE:-16700}" -e kai_lab_w
 log=/tmp/kai-lab-bench-provision.log
 trap 'ansible-playbook playbooks/teardown.yml "${extra[@]}" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 ansible-playbook playbooks/teardown.yml "${extra[@]}" >"$log" 2>&1
+# Prints: wall seconds, CPU seconds (user+sys of the whole run: less
+# dependent on what else the machine runs), the recap's ok and changed counts.
 time_it() {
-  local s e
+  local s e cpu
   s=$(date +%s.%N)
-  ansible-playbook playbooks/provision.yml "${extra[@]}" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
+  cpu=$( { TIMEFORMAT='%U %S'; time ansible-playbook playbooks/provision.yml "${extra[@]}" >"$log" 2>&1; } 2>&1 ) \
+    || { tail -40 "$log" >&2; exit 1; }
   e=$(date +%s.%N)
-  echo "$e - $s" | bc
+  printf '%8.2f s  cpu %6.2f s  (ok=%s %s)' "$(echo "$e - $s" | bc)" "$(echo "${cpu% *} + ${cpu#* }" | bc)" \
+    "$(grep -oE 'ok=[0-9]+' "$log" | tail -1 | cut -d= -f2)" "$(grep -oE 'changed=[0-9]+' "$log" | tail -1)"
 }
-empty=$(time_it)
-printf '%-48s %8.2f s\n' "provision from an empty state (built binaries)" "$empty"
+result=$(time_it) || exit 1
+printf '%-48s %s\n' "provision from an empty state (built binaries)" "$result"
 for i in $(seq "$runs"); do
-  t=$(time_it)
-  changed=$(grep -oE 'changed=[0-9]+' "$log" | tail -1)
-  printf '%-48s %8.2f s (%s)\n' "re-provision, nothing to change, run $i" "$t" "$changed"
+  result=$(time_it) || exit 1
+  printf '%-48s %s\n' "re-provision, nothing to change, run $i" "$result"
 done
 printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -49,6 +49,13 @@ def _install_collection_path() -> Path:
 
 COLLECTION_PATH = _install_collection_path()
 
+# Ansible's collection finder over that path, installed before the first
+# import: role templates can then use the collection's filters
+# (gsb.kai_lab.kai_chart_values) as in a playbook run.
+from ansible.plugins.loader import init_plugin_loader  # noqa: E402
+
+init_plugin_loader([str(COLLECTION_PATH)])
+
 # Import once now, before any other test module could install Ansible's
 # collection finder; later imports come from sys.modules.
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai  # noqa: E402

@@ -328,6 +328,8 @@ def test_v0186_values_turn_off_the_fraction_runtime_class():
     assert values["global"]["resourceReservation"]["namespace"] == fgo_reservation_namespace()
     assert values["admission"] == {"gpuFractionRuntimeClassName": ""}
     assert values["defaultPriorityClasses"] == {"enabled": True}
+    # A Helm install runs the chart's Config hook: the inline render is the sim's only.
+    assert "kaiConfig" not in values and "kaiConfigDeployer" not in values
 
 
 def test_v0186_is_the_k3s_default_and_needs_no_config_patch():
@@ -337,7 +339,26 @@ def test_v0186_is_the_k3s_default_and_needs_no_config_patch():
     assert corrected_by_k3s_tasks(config, "v0.18.6") == config
 
 
-def test_values_template_follows_the_version_boundary():
-    assert "gpuPodRuntimeClassName" in render_values("v0.15.9")["admission"]
-    assert "gpuFractionRuntimeClassName" in render_values("v0.16.0")["admission"]
-    assert "defaultPriorityClasses" not in render_values("v0.15.9")
+@pytest.mark.parametrize("version", ["v0.12.0", "v0.17.0", "v0.18.6"])
+def test_values_template_gives_the_profiles_values_for_a_helm_install(version):
+    """One place for version differences: the k3s values are the profile's, the sim's add only the render switches."""
+    values = render_values(version)
+    sim = sim_values(version)
+    assert values == kai_profile_render.chart_values(version, {
+        "gpu_sharing": True, "reservation_namespace": "kai-resource-reservation", "runtime_class": ""}, False)
+    assert {key: value for key, value in sim.items() if key not in values} == \
+        kai_profiles.profile_for(version)["chart"]["template_values"]
+
+
+def test_values_template_follows_the_profiles_runtime_class_key():
+    assert render_values("v0.12.0")["admission"] == {"gpuPodRuntimeClassName": ""}
+    assert render_values("v0.17.0")["admission"] == {"gpuFractionRuntimeClassName": ""}
+    assert "defaultPriorityClasses" not in render_values("v0.12.0")
+    assert render_values("v0.17.0", kai_scheduler_runtime_class="nvidia")["admission"] == {
+        "gpuFractionRuntimeClassName": "nvidia"}
+
+
+@pytest.mark.parametrize("version", ["v0.15.9", "main"])
+def test_values_template_refuses_a_version_without_a_profile_naming_the_known_ones(version):
+    with pytest.raises(Exception, match="Known KAI lines: v0.12, v0.17, v0.18"):
+        render_values(version)

@@ -164,7 +164,8 @@ def test_interpreter_switch(exists, required, fails, switches):
 # --- KAI ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("version", "patched"), [("v0.12.0", True), ("v0.15.2", True), ("v0.16.0", False), ("v0.18.6", False)])
+# The profiles say which charts leave the Config to correct: v0.12's (before v0.16).
+@pytest.mark.parametrize(("version", "patched"), [("v0.12.0", True), ("v0.12.3", True), ("v0.17.0", False), ("v0.18.6", False)])
 def test_kai_config_is_patched_only_before_v016(version, patched):
     task = _task(KAI, "Correct the RuntimeClass")
     templar = _templar(KAI, kai_scheduler_chart_version_effective=version)

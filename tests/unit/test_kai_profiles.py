@@ -110,6 +110,11 @@ def test_chart_values_per_version():
     assert v012 == {"global": {"gpuSharing": True, "resourceReservation": {"namespace": "kai-resource-reservation"}},
                     "admission": {"gpuPodRuntimeClassName": ""}}
     assert v017["kaiConfig"] == {"render": True} and v017["kaiConfigDeployer"] == {"enabled": False}
+    # A Helm install (k3s) keeps the chart's Config hook: no inline render switches.
+    installed = render.chart_values("v0.17.0", SETTINGS, helm_template=False)
+    assert "kaiConfig" not in installed and "kaiConfigDeployer" not in installed
+    assert installed == {key: value for key, value in v017.items() if key not in ("kaiConfig", "kaiConfigDeployer")}
+    assert render.chart_values("v0.12.0", SETTINGS, helm_template=False) == v012
     assert v017["admission"] == {"gpuFractionRuntimeClassName": ""}
     assert render.config_patch("v0.12.0", SETTINGS) == {"spec": {"admission": {"gpuPodRuntimeClassName": ""}}}
     assert render.config_patch("v0.17.0", SETTINGS) == {}

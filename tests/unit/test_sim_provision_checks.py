@@ -1,0 +1,107 @@
+"""The cheap checks that let a no-change provision of the sim skip work,
+evaluated from the real task files with Ansible's templating: KAI's CRDs are
+sent again unless every one is there, Established and carrying the hash of
+the chart's CRDs; KAI's chart is found in the Go module cache by its path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+from role_templating import trust
+
+ROOT = Path(__file__).resolve().parents[2]
+KAI = ROOT / "roles" / "kai_scheduler"
+TASKS = yaml.safe_load((KAI / "tasks" / "sim.yml").read_text())
+ROLE_VARS = trust(yaml.safe_load((KAI / "vars" / "main.yml").read_text()))
+
+
+def _task(name_start: str) -> dict:
+    return next(task for task in TASKS if task["name"].startswith(name_start))
+
+
+def _crd(name: str, version: str = "v1") -> dict:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name, "annotations": {"controller-gen.kubebuilder.io/version": "v0.16.1"}},
+            "spec": {"versions": [{"name": version}]}}
+
+
+OBJECTS = [_crd("queues.scheduling.run.ai"), {"kind": "Namespace", "metadata": {"name": "kai-resource-reservation"}},
+           _crd("configs.kai.scheduler")]
+
+
+def _templar(**variables) -> Templar:
+    base = {"kai_scheduler_crds_annotation": ROLE_VARS["kai_scheduler_crds_annotation"]}
+    return Templar(loader=DataLoader(), variables=dict(base, **variables))
+
+
+def _hashed(objects: list[dict]) -> dict:
+    """The facts of "Hash the chart's CRDs" for these chart objects."""
+    facts = _task("Hash the chart's CRDs")["ansible.builtin.set_fact"]
+    templar = _templar(kai_scheduler_objects=objects)
+    return {key: templar.template(trust_as_template(value)) for key, value in facts.items()}
+
+
+def _applies(objects: list[dict], lines: list[str]) -> bool:
+    task = _task("Apply the chart's CRDs first")
+    templar = _templar(**_hashed(objects), kai_scheduler_crds_found={"stdout": "".join(line + ";" for line in lines)})
+    return templar.evaluate_conditional(trust_as_template(task["when"]))
+
+
+def test_the_crds_are_skipped_only_when_all_are_there_established_with_the_charts_hash():
+    digest = _hashed(OBJECTS)["kai_scheduler_crds_hash"]
+    there = [f"configs.kai.scheduler {digest} True", f"queues.scheduling.run.ai {digest} True"]
+    assert _applies(OBJECTS, there) is False
+    assert _applies(OBJECTS, there[:1]) is True  # one CRD deleted
+    assert _applies(OBJECTS, [there[0], f"queues.scheduling.run.ai {digest} False"]) is True  # not Established
+    assert _applies(OBJECTS, [there[0], "queues.scheduling.run.ai  True"]) is True  # applied before the hash
+    assert _applies(OBJECTS, []) is True  # kubectl failed (no API server): apply, and fail there loudly
+
+
+def test_a_changed_crd_in_the_chart_changes_the_hash_and_is_applied():
+    changed = [_crd("queues.scheduling.run.ai", "v2")] + OBJECTS[1:]
+    digest = _hashed(OBJECTS)["kai_scheduler_crds_hash"]
+    assert _hashed(changed)["kai_scheduler_crds_hash"] != digest
+    there = [f"configs.kai.scheduler {digest} True", f"queues.scheduling.run.ai {digest} True"]
+    assert _applies(changed, there) is True
+
+
+def test_applied_crds_carry_the_hash_beside_their_own_annotations():
+    task = _task("Apply the chart's CRDs first")
+    facts = _hashed(OBJECTS)
+    applied = _templar(**facts).template(trust_as_template(task["kubernetes.core.k8s"]["definition"]))
+    assert [crd["metadata"]["name"] for crd in applied] == ["queues.scheduling.run.ai", "configs.kai.scheduler"]
+    for crd in applied:
+        assert crd["metadata"]["annotations"] == {"controller-gen.kubebuilder.io/version": "v0.16.1",
+                                                  "gsb-kai-lab/chart-crds-sha256": facts["kai_scheduler_crds_hash"]}
+    assert task["kubernetes.core.k8s"]["wait_condition"] == {"type": "Established"}
+
+
+def test_the_check_asks_kubectl_for_exactly_the_charts_crds():
+    task = _task("Look for the chart's CRDs")
+    argv = _templar(**_hashed(OBJECTS), sim_binaries_bin={"kubectl": "/bin/kubectl"},
+                    kai_lab_kubeconfig="/k").template(trust_as_template(task["ansible.builtin.command"]["argv"]))
+    assert argv[:5] == ["/bin/kubectl", "--kubeconfig=/k", "get", "customresourcedefinitions", "--ignore-not-found"]
+    assert argv[-2:] == ["queues.scheduling.run.ai", "configs.kai.scheduler"]
+    assert argv[6] == ("jsonpath={range .items[*]}{.metadata.name} {.metadata.annotations.gsb-kai-lab/chart-crds-sha256} "
+                       '{.status.conditions[?(@.type=="Established")].status};{end}')
+    assert task["check_mode"] is False and task["changed_when"] is False
+
+
+@pytest.mark.parametrize(("version", "module_dir"), [
+    ("v0.12.0", "github.com/!n!v!i!d!i!a/!k!a!i-scheduler@v0.12.0"),
+    ("v0.17.0", "github.com/kai-scheduler/!k!a!i-scheduler@v0.17.0"),
+])
+def test_the_chart_is_looked_for_where_go_keeps_the_module(version, module_dir):
+    task = _task("Set the chart's location and version")
+    templar = _templar(kai_scheduler_sim_chart_dir="", kai_scheduler_sim_kai_version=version,
+                       sim_binaries_go_env={"stdout_lines": ["go1.26.0", "/root/go/pkg/mod", "off"]})
+    chart_dir = templar.template(trust_as_template(task["ansible.builtin.set_fact"]["kai_scheduler_chart_dir"]))
+    assert chart_dir == f"/root/go/pkg/mod/{module_dir}/deployments/kai-scheduler"
+    own = _templar(kai_scheduler_sim_chart_dir="/mine/chart", kai_scheduler_sim_kai_version=version,
+                   sim_binaries_go_env={"stdout_lines": ["go1.26.0", "/root/go/pkg/mod", "off"]})
+    assert own.template(trust_as_template(task["ansible.builtin.set_fact"]["kai_scheduler_chart_dir"])) == "/mine/chart"
