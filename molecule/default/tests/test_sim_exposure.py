@@ -90,11 +90,12 @@ def _etcd_count_with_sim_certificate():
         return int(json.load(response)['count'])
 
 
-# Run as uid 65534: read the sim's key, then ask etcd for every key over
-# plain HTTP and over TLS without a client certificate. Prints what it got.
+# Run as uid 65534: read the sim's key, ask etcd for every key over plain
+# HTTP and over TLS without a client certificate, and its peer port for the
+# members. Prints what it got.
 _NOBODY_CLIENT = r'''
 import json, ssl, sys, urllib.request
-port, key, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()
+port, peer_port, key, body = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4].encode()
 result = {}
 try:
     open(key).read()
@@ -111,19 +112,25 @@ for scheme in ('http', 'https'):
             result[scheme] = answer.read().decode(errors='replace')[:200]
     except Exception as error:
         result[scheme] = 'refused: %s' % type(error).__name__
+try:
+    with urllib.request.urlopen('http://127.0.0.1:%d/members' % peer_port, timeout=10) as answer:
+        result['peer'] = answer.read().decode(errors='replace')[:200]
+except Exception as error:
+    result['peer'] = 'refused: %s' % type(error).__name__
 print(json.dumps(result))
 '''
 
 
 def test_a_non_root_user_cannot_read_etcd(host):
     as_nobody = 'setpriv --reuid=65534 --regid=65534 --clear-groups ' if os.geteuid() == 0 else ''
-    command = host.run('cd / && %s/usr/bin/python3 -c %s %d %s %s' % (
-        as_nobody, shlex.quote(_NOBODY_CLIENT), sim_ports()['etcd'],
+    command = host.run('cd / && %s/usr/bin/python3 -c %s %d %d %s %s' % (
+        as_nobody, shlex.quote(_NOBODY_CLIENT), sim_ports()['etcd'], sim_ports()['etcd_peer'],
         shlex.quote(os.path.join(sim_state(), 'etcd-tls', 'tls.key')), shlex.quote(_COUNT_ALL.decode())))
     assert command.rc == 0, command.stderr
     result = json.loads(command.stdout)
     assert result['http'].startswith('refused'), result
     assert result['https'].startswith('refused'), result
+    assert result['peer'].startswith('refused'), result
     assert result['key'] == 'PermissionError', result
     # The sim's own certificate reads etcd: the port is etcd and holds the cluster.
     assert _etcd_count_with_sim_certificate() > 0
