@@ -90,7 +90,7 @@ def test_the_two_listeners_without_a_host_flag_get_the_host_through_the_environm
     """KAI's scheduler plugin server and admission webhook take a port alone; the sim's own
     builds of them (sim_binaries templates) listen on KAI_LAB_SIM_LISTEN_HOST."""
     for version in ("v0.12.0", "v0.17.0"):
-        env = dict((c["name"], c["env"]) for c in kp.component_args(version, SETTINGS))
+        env = dict((c["name"], c["env"]) for c in render.component_args(version, SETTINGS))
         assert env["scheduler"] == {"KAI_LAB_SIM_LISTEN_HOST": "127.0.0.1"}
         assert env["admission"] == {"KAI_LAB_SIM_LISTEN_HOST": "127.0.0.1", "TMPDIR": "/s/kai/admission"}
         assert not any(env[name] for name in ("binder", "podgrouper", "queuecontroller", "podgroupcontroller"))
