@@ -28,10 +28,13 @@ own_kai() {
   mkdir -p "$KAI_LAB_SIM_KAI_BIN_DIR"
   # Missing builds leave the directory incomplete: the scenario then fails naming what is missing.
   if [ -n "$kai" ] && [ -n "$local" ]; then
-    for name in scheduler binder podgrouper admission queuecontroller; do
+    for name in binder podgrouper queuecontroller; do
       ln -sfn "$(dirname "$kai")/$name" "$KAI_LAB_SIM_KAI_BIN_DIR/$name"
     done
-    ln -sfn "$(dirname "$local")/podgroupcontroller" "$KAI_LAB_SIM_KAI_BIN_DIR/podgroupcontroller"
+    # The sim's own builds, whose listeners are all on 127.0.0.1 (sim_binaries_kai_wrapped).
+    for name in scheduler admission podgroupcontroller; do
+      ln -sfn "$(dirname "$local")/$name" "$KAI_LAB_SIM_KAI_BIN_DIR/$name"
+    done
   fi
 }
 

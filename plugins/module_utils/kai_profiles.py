@@ -45,6 +45,23 @@ _ACTIONS = ['allocate', 'consolidation', 'reclaim', 'preempt', 'stalegangevictio
 _COMPONENTS = ['scheduler', 'binder', 'podgrouper', 'admission', 'queuecontroller', 'podgroupcontroller']
 
 
+# Settings some components take only from the environment.
+_ENV = {
+    # Upstream the plugin server listens on ":<--plugin-server-port>", every
+    # interface, with no host flag; the sim's build listens on this host
+    # (sim_binaries templates/scheduler.go.j2).
+    'scheduler': {'KAI_LAB_SIM_LISTEN_HOST': '{host}'},
+    'admission': {
+        # controller-runtime reads the serving certificate from
+        # $TMPDIR/k8s-webhook-server/serving-certs; admission has no flag for it.
+        'TMPDIR': '{sim_dir}/admission',
+        # --webhook-addr is only a port, the webhook listens on every interface;
+        # the sim's build listens on this host (templates/admission.go.j2).
+        'KAI_LAB_SIM_LISTEN_HOST': '{host}',
+    },
+}
+
+
 def _components(extra=None, drop=None):
     """Each component's flags; extra/drop adjust them per version (name -> flags)."""
     extra = extra or {}
@@ -108,10 +125,7 @@ def _components(extra=None, drop=None):
         dropped = list(drop.get(name, ()))
         kept = [arg for arg in args if arg.split('=', 1)[0] not in dropped]
         component = {'name': name, 'args': kept + list(extra.get(name, ())), 'ready_url': ready_url}
-        if name == 'admission':
-            # controller-runtime reads the serving certificate from
-            # $TMPDIR/k8s-webhook-server/serving-certs; admission has no flag for it.
-            component['env'] = {'TMPDIR': '{sim_dir}/admission'}
+        component['env'] = dict(_ENV.get(name, {}))
         result.append(component)
     return result
 

@@ -86,6 +86,18 @@ def test_every_listener_is_on_loopback_at_the_port_base():
     assert len(set(ports.values())) == len(ports)
 
 
+def test_the_two_listeners_without_a_host_flag_get_the_host_through_the_environment():
+    """KAI's scheduler plugin server and admission webhook take a port alone; the sim's own
+    builds of them (sim_binaries templates) listen on KAI_LAB_SIM_LISTEN_HOST."""
+    for version in ("v0.12.0", "v0.17.0"):
+        env = dict((c["name"], c["env"]) for c in render.component_args(version, SETTINGS))
+        assert env["scheduler"] == {"KAI_LAB_SIM_LISTEN_HOST": "127.0.0.1"}
+        assert env["admission"] == {"KAI_LAB_SIM_LISTEN_HOST": "127.0.0.1", "TMPDIR": "/s/kai/admission"}
+        assert not any(env[name] for name in ("binder", "podgrouper", "queuecontroller", "podgroupcontroller"))
+        assert "--plugin-server-port=16311" in args_of(version, "scheduler")
+        assert "--webhook-addr=16340" in args_of(version, "admission")
+
+
 @pytest.mark.parametrize("base", [80, 65500, "x", None])
 def test_a_port_base_out_of_range_fails(base):
     with pytest.raises(kp.KaiProfileError, match="kai_lab_sim_port_base"):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Usage: set_component_arg.py KWOK_YAML COMPONENT KEY VALUE
 
-Sets --KEY=VALUE among COMPONENT's args in a kwokctl cluster's saved
+Sets --KEY=VALUE among COMPONENT's args (in place; appended if absent) in a kwokctl cluster's saved
 configuration (kwok.yaml), which `kwokctl start cluster` starts it from, and
 in its componentsPatches, so the setting survives. Prints "changed" or
 "unchanged"; the file is only rewritten when it changes.
@@ -25,9 +25,14 @@ def main():
             if item.get('name') != component:
                 continue
             args = item.setdefault('args', [])
-            others = [arg for arg in args if not arg.startswith('--%s=' % key)]
-            if args != others + [wanted]:
-                item['args'] = others + [wanted]
+            # In place, so setting several keys of one component stays idempotent.
+            ours = [index for index, arg in enumerate(args) if arg.startswith('--%s=' % key)]
+            if not ours:
+                args.append(wanted)
+                changed = True
+            elif args[ours[-1]] != wanted or len(ours) > 1:
+                args[ours[-1]] = wanted
+                item['args'] = [arg for index, arg in enumerate(args) if index not in ours[:-1]]
                 changed = True
         for patch in doc.get('componentsPatches') or []:
             if patch.get('name') == component:

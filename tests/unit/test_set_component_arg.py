@@ -1,0 +1,95 @@
+"""roles/sim_cluster/files/set_component_arg.py on a kwokctl cluster's saved
+configuration as kwokctl v0.8.0 writes it (etcd's and kube-apiserver's args
+recorded from a sim made before etcd spoke TLS): switching a cluster to TLS
+replaces kwokctl's own URLs in place, appends the new flags, and a second
+provision with the same settings changes nothing, so the control plane is
+not restarted on every run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "roles" / "sim_cluster" / "files" / "set_component_arg.py"
+STATE = "/home/u/.local/state/gsb-kai-lab/sim"
+KWOK_YAML = {
+    "apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
+    "components": [
+        {"name": "etcd", "args": [
+            "--name=node0", "--auto-compaction-retention=1", "--quota-backend-bytes=8589934592",
+            f"--data-dir={STATE}/kwok/clusters/kai-lab/etcd",
+            "--initial-advertise-peer-urls=http://127.0.0.1:16302", "--listen-peer-urls=http://127.0.0.1:16302",
+            "--advertise-client-urls=http://127.0.0.1:16301", "--listen-client-urls=http://127.0.0.1:16301",
+            "--initial-cluster=node0=http://127.0.0.1:16302"]},
+        {"name": "kube-apiserver", "args": [
+            "--etcd-prefix=/registry", "--allow-privileged=true", "--etcd-servers=http://127.0.0.1:16301",
+            "--authorization-mode=Node,RBAC", "--bind-address=127.0.0.1", "--secure-port=16443",
+            "--event-ttl=24h"]},
+    ],
+    "componentsPatches": [{"name": "kube-apiserver", "extraArgs": [{"key": "event-ttl", "value": "24h"}]}],
+}
+TLS = f"{STATE}/etcd-tls"
+SETTINGS = [
+    ("kube-apiserver", "event-ttl", "24h"),
+    ("etcd", "listen-client-urls", "https://127.0.0.1:16301"),
+    ("etcd", "advertise-client-urls", "https://127.0.0.1:16301"),
+    ("etcd", "client-cert-auth", "true"),
+    ("etcd", "trusted-ca-file", f"{TLS}/tls.crt"),
+    ("etcd", "cert-file", f"{TLS}/tls.crt"),
+    ("etcd", "key-file", f"{TLS}/tls.key"),
+    ("etcd", "listen-peer-urls", "https://127.0.0.1:16302"),
+    ("etcd", "initial-advertise-peer-urls", "https://127.0.0.1:16302"),
+    ("etcd", "initial-cluster", "node0=https://127.0.0.1:16302"),
+    ("etcd", "peer-client-cert-auth", "true"),
+    ("kube-apiserver", "etcd-servers", "https://127.0.0.1:16301"),
+    ("kube-apiserver", "etcd-cafile", f"{TLS}/tls.crt"),
+    ("kube-apiserver", "etcd-certfile", f"{TLS}/tls.crt"),
+    ("kube-apiserver", "etcd-keyfile", f"{TLS}/tls.key"),
+]
+
+
+def provision(path: Path) -> list[str]:
+    return [subprocess.run([sys.executable, str(SCRIPT), str(path), *setting], capture_output=True, text=True,
+                           check=True, timeout=30).stdout.strip() for setting in SETTINGS]
+
+
+def args(path: Path, name: str) -> list[str]:
+    doc = yaml.safe_load(path.read_text())
+    return next(c for c in doc["components"] if c["name"] == name)["args"]
+
+
+def test_a_plain_cluster_is_switched_to_tls_in_place_and_a_second_run_changes_nothing(tmp_path):
+    path = tmp_path / "kwok.yaml"
+    path.write_text(yaml.safe_dump(KWOK_YAML))
+    assert provision(path) == ["unchanged"] + ["changed"] * (len(SETTINGS) - 1)
+    etcd = args(path, "etcd")
+    # kwokctl's own URLs are replaced where they were; the peer URLs stay.
+    assert etcd[4:9] == ["--initial-advertise-peer-urls=https://127.0.0.1:16302",
+                         "--listen-peer-urls=https://127.0.0.1:16302",
+                         "--advertise-client-urls=https://127.0.0.1:16301",
+                         "--listen-client-urls=https://127.0.0.1:16301",
+                         "--initial-cluster=node0=https://127.0.0.1:16302"]
+    assert etcd[-5:] == ["--client-cert-auth=true", f"--trusted-ca-file={TLS}/tls.crt", f"--cert-file={TLS}/tls.crt",
+                         f"--key-file={TLS}/tls.key", "--peer-client-cert-auth=true"]
+    assert not [arg for arg in etcd if "http://" in arg]
+    apiserver = args(path, "kube-apiserver")
+    assert apiserver[2] == "--etcd-servers=https://127.0.0.1:16301"
+    assert [arg for arg in apiserver if arg.startswith("--etcd-servers=")] == [apiserver[2]]
+    written = path.read_bytes()
+    assert provision(path) == ["unchanged"] * len(SETTINGS)
+    assert path.read_bytes() == written
+
+
+def test_a_repeated_flag_keeps_one_with_the_wanted_value(tmp_path):
+    path = tmp_path / "kwok.yaml"
+    doc = yaml.safe_load(yaml.safe_dump(KWOK_YAML))
+    doc["components"][1]["args"] += ["--event-ttl=1h"]
+    path.write_text(yaml.safe_dump(doc))
+    out = subprocess.run([sys.executable, str(SCRIPT), str(path), "kube-apiserver", "event-ttl", "24h"],
+                         capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    assert out == "changed"
+    assert [arg for arg in args(path, "kube-apiserver") if arg.startswith("--event-ttl=")] == ["--event-ttl=24h"]
