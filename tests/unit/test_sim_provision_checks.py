@@ -78,7 +78,14 @@ def test_applied_crds_carry_the_hash_beside_their_own_annotations():
     for crd in applied:
         assert crd["metadata"]["annotations"] == {"controller-gen.kubebuilder.io/version": "v0.16.1",
                                                   "gsb-kai-lab/chart-crds-sha256": facts["kai_scheduler_crds_hash"]}
-    assert task["kubernetes.core.k8s"]["wait_condition"] == {"type": "Established"}
+    # The apply does not wait; one kubectl wait then waits for all of them, only when they were applied.
+    assert "wait" not in task["kubernetes.core.k8s"]
+    wait = _task("Wait until the chart's CRDs are Established")
+    argv = _templar(**facts, sim_binaries_bin={"kubectl": "/bin/kubectl"},
+                    kai_lab_kubeconfig="/k").template(trust_as_template(wait["ansible.builtin.command"]["argv"]))
+    assert argv == ["/bin/kubectl", "--kubeconfig=/k", "wait", "--for=condition=Established", "--timeout=60s",
+                    "customresourcedefinition/queues.scheduling.run.ai", "customresourcedefinition/configs.kai.scheduler"]
+    assert wait["when"] == task["when"]
 
 
 def test_the_check_asks_kubectl_for_exactly_the_charts_crds():
