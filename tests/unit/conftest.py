@@ -12,6 +12,8 @@
    grader can run against what the real cluster showed.
 4. Fixtures grade (grade a state and files) and finished_lab (the lab after
    step 8), used by the tests of the runners and of each step (steps/).
+5. Keeps every test away from a learner's lab on the same machine: the sim
+   state directory (where the grader's record lives) is a temporary one.
 """
 
 from __future__ import annotations
@@ -226,6 +228,25 @@ def write_files(workdir, files):
         with open(os.path.join(str(workdir), name), "w") as handle:
             handle.write(content)
     return str(workdir)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_sim_state(tmp_path_factory):
+    """A sim state directory of the tests' own, for every playbook they run.
+
+    Without it a reset test run beside the learner's lab (``make lab`` then
+    ``make test``) archived the learner's real grader record
+    (~/.local/state/gsb-kai-lab/sim/grade-records/kai-lab.json) into its
+    temporary workdir.
+    """
+    state = tmp_path_factory.mktemp("sim-state")
+    saved = os.environ.get("KAI_LAB_SIM_STATE")
+    os.environ["KAI_LAB_SIM_STATE"] = str(state)
+    yield state
+    if saved is None:
+        os.environ.pop("KAI_LAB_SIM_STATE", None)
+    else:
+        os.environ["KAI_LAB_SIM_STATE"] = saved
 
 
 @pytest.fixture

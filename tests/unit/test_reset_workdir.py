@@ -101,6 +101,27 @@ def test_workdir_with_only_lab_files_is_adopted(tmp_path):
     assert [os.listdir(str(b)) for b in backups(workdir) if b.name != "backup-20261130-090000-abcd"] == [["p1.yaml"]]
 
 
+def test_reset_archives_the_record_of_its_sim_state_only(tmp_path):
+    # The tests' sim state (conftest) holds this lab's record; a record in
+    # another state directory (the learner's own lab beside the tests) stays.
+    own = Path(os.environ["KAI_LAB_SIM_STATE"]) / "grade-records"
+    own.mkdir(parents=True, exist_ok=True)
+    (own / "kai-lab.json").write_text('{"checks": {}}\n')
+    other = tmp_path / "learner-state" / "grade-records"
+    other.mkdir(parents=True)
+    (other / "kai-lab.json").write_text("the learner's proofs\n")
+    workdir = tmp_path / "gsb-kai"
+    workdir.mkdir()
+    (workdir / ".gsb-kai-lab").write_text("marker\n")
+    (workdir / "queues.yaml").write_text("queues\n")
+    rc, out = run_reset(tmp_path, workdir)
+    assert rc == 0, out
+    (backup,) = backups(workdir)
+    assert sorted(os.listdir(str(backup))) == ["grade-record.json", "queues.yaml"]
+    assert not (own / "kai-lab.json").exists()
+    assert (other / "kai-lab.json").read_text() == "the learner's proofs\n"
+
+
 def test_foreign_directory_without_marker_is_refused_and_left_alone(tmp_path):
     workdir = tmp_path / "home"
     workdir.mkdir()
