@@ -93,3 +93,52 @@ def test_a_repeated_flag_keeps_one_with_the_wanted_value(tmp_path):
                          capture_output=True, text=True, check=True, timeout=30).stdout.strip()
     assert out == "changed"
     assert [arg for arg in args(path, "kube-apiserver") if arg.startswith("--event-ttl=")] == ["--event-ttl=24h"]
+
+
+def test_one_call_with_every_setting_writes_what_the_calls_one_by_one_write(tmp_path):
+    # provision runs the script once with all its settings (one process, not one per flag).
+    one_by_one, together = tmp_path / "one-by-one.yaml", tmp_path / "together.yaml"
+    for path in (one_by_one, together):
+        path.write_text(yaml.safe_dump(KWOK_YAML))
+        path.chmod(0o644)
+    provision(one_by_one)
+    argv = [sys.executable, str(SCRIPT), str(together)] + [part for setting in SETTINGS for part in setting]
+    run = lambda: subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    assert run() == "changed"
+    assert together.read_text() == one_by_one.read_text()
+    assert together.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one-by-one.yaml", "together.yaml"]  # no temporary left
+    assert run() == "unchanged"
+
+
+def test_an_odd_number_of_arguments_is_refused_with_the_usage(tmp_path):
+    path = tmp_path / "kwok.yaml"
+    path.write_text(yaml.safe_dump(KWOK_YAML))
+    done = subprocess.run([sys.executable, str(SCRIPT), str(path), "etcd", "cert-file"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "Usage: set_component_arg.py" in done.stderr
+    assert yaml.safe_load(path.read_text()) == KWOK_YAML
+
+
+def test_the_provision_task_passes_the_event_ttl_and_every_tls_setting_in_one_call():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+    from role_templating import trust
+
+    role = ROOT / "roles" / "sim_cluster"
+    task = next(t for t in yaml.safe_load((role / "tasks" / "main.yml").read_text())
+                if t["name"].startswith("Put etcd and kube-apiserver on etcd's TLS port"))
+    variables = trust(yaml.safe_load((role / "vars" / "main.yml").read_text()))
+    variables.update(kai_lab_sim_state_dir=STATE, sim_cluster_ports={"etcd": 16301, "etcd_peer": 16302},
+                     ansible_playbook_python="/py", role_path="/role", sim_cluster_dir="/c",
+                     sim_cluster_event_ttl="24h")
+    templar = Templar(loader=DataLoader(), variables=variables)
+    argv = templar.template(trust_as_template(task["ansible.builtin.command"]["argv"]))
+    assert argv[:3] == ["/py", "/role/files/set_component_arg.py", "/c/kwok.yaml"]
+    settings = [tuple(argv[i:i + 3]) for i in range(3, len(argv), 3)]
+    assert settings[0] == ("kube-apiserver", "event-ttl", "24h")
+    assert len(settings) == 1 + len(variables["sim_cluster_etcd_tls_args"])
+    assert set(SETTINGS) <= set(settings)
+    assert {setting for setting in settings if setting[1].startswith("peer-")} == {
+        ("etcd", "peer-client-cert-auth", "true"), ("etcd", "peer-trusted-ca-file", f"{STATE}/etcd-tls/tls.crt"),
+        ("etcd", "peer-cert-file", f"{STATE}/etcd-tls/tls.crt"), ("etcd", "peer-key-file", f"{STATE}/etcd-tls/tls.key")}
