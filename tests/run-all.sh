@@ -6,15 +6,36 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 passed=0; failed=0; failures=()
+# Each stage's output is also kept in tests/output/stages/, so that a failed
+# stage can be summed up at the very end, where a CI log's tail is read.
+logs=tests/output/stages
+mkdir -p "$logs"
 stage() {
   local name=$1; shift
+  local log="$logs/$(tr -c 'a-zA-Z0-9\n' '-' <<<"${name%% (*}" | tr -s '-').log"
   printf '\n===== %s =====\n' "$name"
   local start=$SECONDS
-  if "$@"; then
+  "$@" 2>&1 | tee "$log"
+  if [ "${PIPESTATUS[0]}" -eq 0 ]; then
     passed=$((passed + 1)); printf '===== %s: passed in %d s\n' "$name" $((SECONDS - start))
   else
-    failed=$((failed + 1)); failures+=("$name"); printf '===== %s: FAILED after %d s\n' "$name" $((SECONDS - start))
+    failed=$((failed + 1)); failures+=("$name|$log"); printf '===== %s: FAILED after %d s\n' "$name" $((SECONDS - start))
   fi
+}
+
+# What a failed stage said: its last failing lines (Ansible's fatal tasks
+# that were not ignored, pytest's failures, molecule's errors), cut to a
+# readable width.
+why() {
+  awk 'function flush() { if (held != "") print held; held = ""; inblock = 0 }
+       inblock && /^ / { if ($1 == "msg:") inmsg = 1; else if ($0 ~ /^    [a-z_]+:/) inmsg = 0
+                         if (inmsg) { sub(/^ +/, " "); held = held $0 }; next }
+       /^\.\.\.ignoring/ { held = ""; inblock = 0; next }
+       { flush() }
+       /fatal: \[|FAILED!/ { held = $0; inblock = 1; inmsg = 0; next }
+       /failed=[1-9]|^FAILED |^E  |Error:|CRITICAL|Traceback|^error/ { print }
+       END { flush() }' "$1" |
+    tail -n 8 | cut -c1-400 | sed 's/^/   /'
 }
 
 stage "ansible-lint (production profile)" ansible-lint --offline --profile production --strict -q
@@ -26,6 +47,9 @@ stage "molecule scenarios on the sim" tests/molecule.sh
 stage "fresh clone without make: provision, solve, grade (sim in a netns)" tests/checkout.sh
 stage "class of four: three sims in netns and an unreachable host" tests/class.sh
 
-[ ${#failures[@]} -eq 0 ] || printf '\nfailed stages: %s\n' "${failures[*]}"
+for failure in "${failures[@]}"; do
+  printf '\nFAILED: %s (whole output: %s)\n' "${failure%%|*}" "${failure#*|}"
+  why "${failure#*|}"
+done
 printf '\nstages: %d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]
