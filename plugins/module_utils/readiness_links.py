@@ -82,7 +82,7 @@ def prove_gpu_and_fraction(gate, free, names):
         gate.cleanup([GPU_PROBE])
         gate.create(fraction)
         names.append(FRACTION_PROBE)
-    pod, reservation = wait_fraction(gate, before)
+    pod, reservation = wait_fraction(gate, before, fraction)
     gate.record_link('fraction', 'passed', 'reservation pod %s/%s holds %s; fraction pod bound to %s'
                      % (gate.reservation_namespace, kai.name_of(reservation), kai_gpu.reserved_gpu(reservation),
                         kai.pod_node(pod)))
@@ -121,13 +121,29 @@ def wait_running(gate, link, name, what):
         raise
 
 
+# A fraction probe bound into a GPU group that has had no live reservation pod
+# for this long lost a race in KAI's binder: its reservation sync, run for
+# another pod's bind request, found no fraction pod in the group yet and
+# deleted the group's reservation pod while the probe was being bound ("Did
+# not find fraction pod for gpu group, deleting reservation pod", seen on the
+# sim with v0.12.0). The probe is created again, at most FRACTION_ATTEMPTS times.
+ORPHANED_GROUP_GRACE = 5.0
+FRACTION_ATTEMPTS = 3
+
+
+class _OrphanedProbe(Exception):
+    def __init__(self, group):
+        super(_OrphanedProbe, self).__init__(group)
+        self.group = group
+
+
 class _FractionWatch(object):
     """One look at the fraction probe and its reservation pod, remembering an unannotated one.
 
-    The binder labels the fraction pod with its GPU group only when it binds
-    it, so the probe's reservation pod is the one that appeared in the
-    reservation namespace after the probe was created (or the one of its
-    group once it has one).
+    The binder creates the reservation pod first and labels the fraction pod
+    with its GPU group only when it binds it, so the probe's reservation pod
+    is the one that appeared in the reservation namespace after the probe was
+    created (or the one of its group once it has one).
     """
 
     def __init__(self, gate, reservations_before):
@@ -135,6 +151,7 @@ class _FractionWatch(object):
         self.before = reservations_before
         self.unannotated = None
         self.gave_up = False
+        self.orphaned_since = None
 
     def probe(self):
         gate = self.gate
@@ -142,6 +159,7 @@ class _FractionWatch(object):
         reservations = [r for r in gate.cluster.list('v1', 'Pod', gate.reservation_namespace)
                         if not kai.meta(r).get('deletionTimestamp')]
         reservation = reservation_of(pod, reservations) if pod else None
+        self.check_orphaned(pod, reservation)
         if reservation is None:
             new = [r for r in reservations if kai.name_of(r) not in self.before]
             reservation = new[0] if new else None
@@ -154,6 +172,17 @@ class _FractionWatch(object):
             raise GateFailure('fraction', self.unannotated_message(
                 'the binder gave up waiting for it (BindingError); ' + describe_pod(pod, gate.events())))
         return pod, reservation
+
+    def check_orphaned(self, pod, reservation):
+        group = kai_gpu.gpu_group(pod) if pod else None
+        if not group or reservation is not None:
+            self.orphaned_since = None
+            return
+        now = self.gate.clock()
+        if self.orphaned_since is None:
+            self.orphaned_since = now
+        elif now - self.orphaned_since >= ORPHANED_GROUP_GRACE:
+            raise _OrphanedProbe(group)
 
     @staticmethod
     def done(value):
@@ -188,16 +217,49 @@ class _FractionWatch(object):
         return False
 
 
-def wait_fraction(gate, reservations_before):
-    """(fraction pod, reservation pod) once the probe is bound next to an annotated reservation pod."""
-    watch = _FractionWatch(gate, reservations_before)
-    try:
-        return gate.wait('fraction', 'the gpu-fraction "%s" probe pod to be bound next to its reservation pod'
-                         % PROBE_FRACTION, watch.probe, watch.done, watch.describe)
-    except GateFailure as failure:
-        if watch.unannotated and not watch.gave_up:
-            raise GateFailure('fraction', watch.unannotated_message(str(failure)))
-        raise
+def wait_fraction(gate, reservations_before, fraction):
+    """(fraction pod, reservation pod) once the probe is bound next to an annotated reservation pod.
+
+    fraction is the probe's manifest, created again when the probe was bound
+    into a GPU group whose reservation pod was being removed.
+    """
+    orphaned = []
+    while True:
+        watch = _FractionWatch(gate, reservations_before)
+        try:
+            return gate.wait('fraction', 'the gpu-fraction "%s" probe pod to be bound next to its reservation pod'
+                             % PROBE_FRACTION, watch.probe, watch.done, watch.describe)
+        except _OrphanedProbe as orphan:
+            orphaned.append(orphan.group)
+        except GateFailure as failure:
+            if watch.unannotated and not watch.gave_up:
+                raise GateFailure('fraction', watch.unannotated_message(str(failure)))
+            raise
+        if len(orphaned) >= FRACTION_ATTEMPTS:
+            raise GateFailure('fraction', 'KAI bound the fraction probe %d times into a GPU group whose reservation '
+                              'pod was gone (groups %s): the binder deleted each group\'s reservation pod as it '
+                              'bound the probe. Its log names them ("deleting reservation pod").'
+                              % (len(orphaned), ', '.join(orphaned)))
+        gate.note('the fraction probe was bound into GPU group %s, whose reservation pod the binder deleted as it '
+                  'bound it (a race in KAI\'s binder); creating the probe again' % orphaned[-1])
+        reservations_before = recreate_fraction_probe(gate, fraction, orphaned[-1])
+
+
+def recreate_fraction_probe(gate, fraction, group):
+    """Delete the probe, wait until it and the group's reservation pods are gone, create it again;
+    returns the reservation pods there before the new probe."""
+    gate.delete(FRACTION_PROBE)
+
+    def left():
+        pods = [FRACTION_PROBE] if gate.pod(FRACTION_PROBE) is not None else []
+        return pods + [kai.name_of(r) for r in gate.cluster.list('v1', 'Pod', gate.reservation_namespace)
+                       if kai_gpu.gpu_group(r) == group]
+
+    gate.wait('fraction', 'the orphaned fraction probe and GPU group %s to be gone' % group, left,
+              lambda names: not names, lambda names: 'still there: %s' % ', '.join(names))
+    before = set(kai.name_of(r) for r in gate.cluster.list('v1', 'Pod', gate.reservation_namespace))
+    gate.create(fraction)
+    return before
 
 
 # ---------------------------------------------------------------- image

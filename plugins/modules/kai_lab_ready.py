@@ -23,6 +23,9 @@ description:
   - C(fraction) - a pod with C(gpu-fraction) C("0.5") gets KAI's reservation
     pod in O(reservation_namespace), the reservation pod gets the
     C(run.ai/reserve_for_gpu_index) annotation, and the fraction pod is bound.
+    A fraction probe bound into a GPU group whose reservation pod KAI's
+    binder deleted at the same moment (a race of its reservation sync) is
+    created again, up to three times, and the progress says so.
   - C(image) - the probe pods use O(image), the lab pods' image, so it is
     pulled onto the node and then checked in the node's C(status.images).
     With O(pull_images=false) (a KWOK node runs no containers) the link is

@@ -57,7 +57,7 @@ class LabCluster(FakeCluster):
     """A FakeCluster whose probe pods move the way the lab's components move them."""
 
     def __init__(self, node=None, binder_args=None, annotate=True, pull=True, schedule=True, pods=(),
-                 binder_gives_up_after=10 ** 6, reservation_linger=0):
+                 binder_gives_up_after=10 ** 6, reservation_linger=0, orphan_first=0):
         super().__init__({})
         self._store("v1", "Node", node or _node())
         if binder_args is not None:
@@ -75,6 +75,12 @@ class LabCluster(FakeCluster):
         self.pull = pull
         self.schedule = schedule
         self.created = []
+        # The first orphan_first fraction probes are bound into a GPU group
+        # whose reservation pod the binder is deleting (seen on the sim when a
+        # probe followed the removal of the group's last fraction pod).
+        self.orphan_first = orphan_first
+        self.orphaned = {}
+        self.dying_polls = None
 
     def apply(self, obj, dry_run=False, force=True, field_manager=None):
         if obj["kind"] == "Pod":
@@ -98,6 +104,8 @@ class LabCluster(FakeCluster):
         pod.setdefault("status", {})
         pod["spec"]["nodeName"] = "kai-lab-vm"
         pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
+        if kai_gpu.gpu_fraction(pod) is not None and self._bind_into_dying_group(pod):
+            return
         if kai_gpu.gpu_fraction(pod) is not None:
             # The binder makes the reservation pod first and labels the
             # fraction pod with the GPU group only when it binds it.
@@ -130,6 +138,27 @@ class LabCluster(FakeCluster):
             pod["status"]["containerStatuses"] = [{"name": "probe", "restartCount": 0, "state": {"waiting": {
                 "reason": "ImagePullBackOff", "message": "Back-off pulling image \"ubuntu:22.04\""}}}]
 
+    def _bind_into_dying_group(self, pod):
+        uid = pod["metadata"]["uid"]
+        if uid not in self.orphaned:
+            if len(self.orphaned) >= self.orphan_first:
+                return False
+            self.orphaned[uid] = "dying-group-%d" % (len(self.orphaned) + 1)
+            dying = _recorded_reservation_pod()
+            dying["metadata"]["name"] = "gpu-reservation-kai-lab-vm-dying"
+            dying["metadata"]["labels"][kai_gpu.GPU_GROUP_LABEL] = self.orphaned[uid]
+            dying["metadata"]["deletionTimestamp"] = "2026-12-01T14:00:00Z"
+            self._store("v1", "Pod", dying)
+            self.dying_polls = 2
+        pod["metadata"].setdefault("labels", {})[kai_gpu.GPU_GROUP_LABEL] = self.orphaned[uid]
+        pod["status"]["phase"] = "Running"
+        return True
+
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):
+        if kind == "Pod" and namespace == RES_NS:
+            self._reservation_gc()
+        return super().list(api_version, kind, namespace, label_selector, field_selector)
+
     def delete(self, api_version, kind, name, namespace=None, dry_run=False, propagation="Background"):
         deleted = super().delete(api_version, kind, name, namespace, dry_run, propagation)
         if deleted and name == readiness_probes.FRACTION_PROBE:
@@ -138,6 +167,11 @@ class LabCluster(FakeCluster):
         return deleted
 
     def _reservation_gc(self):
+        if self.dying_polls is not None:
+            self.dying_polls -= 1
+            if self.dying_polls <= 0:
+                self.objects.pop(self._key("v1", "Pod", "gpu-reservation-kai-lab-vm-dying", RES_NS), None)
+                self.dying_polls = None
         key = self._key("v1", "Pod", "gpu-reservation-kai-lab-vm-probe", RES_NS)
         if self.reservation_lingers_for is not None:
             if self.reservation_lingers_for <= 0:
@@ -286,6 +320,34 @@ def test_a_binding_error_left_by_an_earlier_probe_does_not_fail_a_working_lab(tm
     cluster._advance = annotate_late
     result = _gate(cluster, tmp_path)[0].run()
     assert _statuses(result)["fraction"] == "passed"
+
+
+def test_a_probe_bound_into_a_group_being_removed_is_created_again(tmp_path):
+    """The sim's race: the probe bound into the GPU group of a reservation pod the
+    binder was deleting; the gate had waited its whole time for a reservation pod
+    that never came."""
+    cluster = LabCluster(orphan_first=1)
+    gate, clock = _gate(cluster, tmp_path, timeout=180)
+    result = gate.run()
+    assert _statuses(result)["fraction"] == "passed"
+    assert cluster.created.count(readiness_probes.FRACTION_PROBE) == 2
+    assert any("bound into GPU group dying-group-1" in line and "creating the probe again" in line
+               for line in gate.progress)
+    # A few seconds lost, not the gate's time limit.
+    assert clock.now - 1000.0 < 15
+    assert cluster.probe_pods_left() == []
+
+
+def test_a_probe_bound_into_removed_groups_again_and_again_is_named(tmp_path):
+    cluster = LabCluster(orphan_first=10)
+    gate, clock = _gate(cluster, tmp_path, timeout=180)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "fraction"
+    assert "3 times into a GPU group whose reservation pod was gone" in str(failure.value)
+    assert "dying-group-1, dying-group-2, dying-group-3" in str(failure.value)
+    assert clock.now - 1000.0 < 40
+    assert cluster.probe_pods_left() == []
 
 
 def test_missing_reservation_annotation_is_named_within_the_time_limit(tmp_path):
