@@ -23,18 +23,21 @@ stage() {
   fi
 }
 
-# What a failed stage said: its last failing lines (Ansible's fatal tasks
-# that were not ignored, pytest's failures, molecule's errors), cut to a
-# readable width.
+# What a failed stage said: the fatal task messages of the Ansible plays that
+# failed (a play whose recap says failed=0 rescued or ignored its own), the
+# `msg:` of the YAML output joined into one line; pytest's failures and
+# molecule's errors; the last 8, cut to a readable width.
 why() {
-  awk 'function flush() { if (held != "") print held; held = ""; inblock = 0 }
+  awk 'function hold() { if (held != "") fatals[n++] = held; held = ""; inblock = 0 }
        inblock && /^ / { if ($1 == "msg:") inmsg = 1; else if ($0 ~ /^    [a-z_]+:/) inmsg = 0
                          if (inmsg) { sub(/^ +/, " "); held = held $0 }; next }
-       /^\.\.\.ignoring/ { held = ""; inblock = 0; next }
-       { flush() }
+       { hold() }
+       /^\.\.\.ignoring/ { n = n > 0 ? n - 1 : 0; next }
        /fatal: \[|FAILED!/ { held = $0; inblock = 1; inmsg = 0; next }
-       /failed=[1-9]|^FAILED |^E  |Error:|CRITICAL|Traceback|^error/ { print }
-       END { flush() }' "$1" |
+       /: ok=[0-9]+ .*failed=[0-9]/ { if ($0 ~ /failed=[1-9]/) { for (i = 0; i < n; i++) print fatals[i]; print }
+                                       n = 0; next }
+       /^FAILED |^E  |Error:|CRITICAL|^error/ { print }
+       END { hold(); for (i = 0; i < n; i++) print fatals[i] }' "$1" |
     tail -n 8 | cut -c1-400 | sed 's/^/   /'
 }
 
