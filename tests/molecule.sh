@@ -55,6 +55,10 @@ if [ -n "${KAI_LAB_SCENARIOS:-}" ]; then read -r -a scenarios <<<"$KAI_LAB_SCENA
 status=0
 for scenario in "${scenarios[@]}"; do
   [ "$scenario" = default ] && own_kai
+  # Molecule empties a scenario's directory only after a whole test sequence:
+  # a run stopped early (molecule crashing, a killed job) leaves its lab files
+  # there, and this run's blank-lab grade would find them. reset removes it.
+  molecule reset -s "$scenario" >/dev/null
   echo "== molecule test -s $scenario"
   if ! molecule test -s "$scenario" --destroy=always; then
     status=1
