@@ -163,6 +163,9 @@ def backup_file(directory, name, now=None):
     LearnerFileError.
     """
     path = os.path.join(directory, name)
+    if path_components(name) != [name]:
+        raise LearnerFileError(both('%s is not a plain file name' % printable(name, 80),
+                                    '%s 는 단순한 파일 이름이 아닙니다' % printable(name, 80)))
     dir_fd = _open_directory(directory, 'cannot back up in', '에서 백업할 수 없습니다')
     try:
         return _backup_at(dir_fd, directory, name, path, time.strftime('%Y%m%d-%H%M%S', time.localtime(now)))
@@ -195,8 +198,13 @@ def _backup_at(dir_fd, directory, name, path, stamp):
             raise _changed(path)
         sparse = getattr(info, 'st_blocks', None) is not None and info.st_blocks * 512 < info.st_size
         if info.st_size > MAX_BYTES or sparse:
-            return _backup_by_link(dir_fd, directory, name, path, stamp, info, sparse)
-        return _backup_by_copy(dir_fd, directory, path, stamp, source, info)
+            linked, why = _backup_by_link(dir_fd, directory, name, path, stamp, info)
+            if linked:
+                return linked
+            if info.st_size > MAX_BYTES:
+                raise _not_kept(path, info.st_size, why)
+            # A small sparse file that cannot be linked: a copy is bounded by MAX_BYTES anyway.
+        return _backup_by_copy(dir_fd, directory, name, path, stamp, source, info)
     finally:
         os.close(source)
 
@@ -224,10 +232,10 @@ def _backup_link(dir_fd, directory, name, path, stamp, info):
     raise _no_backup_name(path)
 
 
-def _backup_by_copy(dir_fd, directory, path, stamp, source, info):
+def _backup_by_copy(dir_fd, directory, name, path, stamp, source, info):
     """Copy source (at most MAX_BYTES) to a new backup name; owner and permission bits of the file, no special bits."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
-    for candidate in _backup_names(os.path.basename(path), stamp):
+    for candidate in _backup_names(name, stamp):
         try:
             target = os.open(candidate, flags, 0o600, dir_fd=dir_fd)
         except OSError as exc:
@@ -271,35 +279,37 @@ def _backup_by_copy(dir_fd, directory, path, stamp, source, info):
     raise _no_backup_name(path)
 
 
-def _backup_by_link(dir_fd, directory, name, path, stamp, info, sparse):
-    """The same file under a new backup name (a hard link: no byte copied), or LearnerFileError saying why not."""
-    what_en = ('a sparse file of %s' % _size(info.st_size)) if sparse and info.st_size <= MAX_BYTES else _size(info.st_size)
-    what_ko = ('%s 의 희소 파일' % _size(info.st_size)) if sparse and info.st_size <= MAX_BYTES else _size(info.st_size)
+def _backup_by_link(dir_fd, directory, name, path, stamp, info):
+    """(the backup's path, None): the same file under a new backup name, a hard link, no byte copied.
+
+    (None, (en, ko)) saying why when it is not done: a file with set-id bits
+    or other names (hard links) is never given another name by root.
+    """
     if info.st_mode & _SPECIAL_BITS or info.st_nlink != 1:
-        raise _not_kept(path, what_en, what_ko, 'has set-uid, set-gid or sticky bits or other names (hard links)',
-                        'set-uid/set-gid/sticky 권한이 있거나 다른 이름(하드 링크)이 있습니다')
+        return None, ('has set-uid, set-gid or sticky bits or other names (hard links)',
+                      'set-uid/set-gid/sticky 권한이 있거나 다른 이름(하드 링크)이 있습니다')
     for candidate in _backup_names(name, stamp):
         try:
             os.link(name, candidate, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:
             if exc.errno == errno.EEXIST:
                 continue
-            raise _not_kept(path, what_en, what_ko, 'cannot be moved aside (%s)' % os.strerror(exc.errno),
-                            '옆으로 옮길 수 없습니다 (%s)' % os.strerror(exc.errno))
+            return None, ('cannot be moved aside (%s)' % os.strerror(exc.errno),
+                          '옆으로 옮길 수 없습니다 (%s)' % os.strerror(exc.errno))
         linked = os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
         if (linked.st_dev, linked.st_ino) != (info.st_dev, info.st_ino):  # swapped between the open and the link
             os.unlink(candidate, dir_fd=dir_fd)
             raise _changed(path)
-        return os.path.join(directory, candidate)
+        return os.path.join(directory, candidate), None
     raise _no_backup_name(path)
 
 
-def _not_kept(path, what_en, what_ko, why_en, why_ko):
+def _not_kept(path, size, why):
     return LearnerFileError(both(
         '%s is %s, more than the lab copies (%s), and %s: the lab does not replace it. Move it out of the '
-        'workdir yourself, then run again' % (printable(path, 200), what_en, _size(MAX_BYTES), why_en),
+        'workdir yourself, then run again' % (printable(path, 200), _size(size), _size(MAX_BYTES), why[0]),
         '%s 는 %s 로 실습이 복사하는 크기(%s)를 넘고, %s. 실습은 이 파일을 바꾸지 않습니다. 작업 디렉터리 밖으로 직접 '
-        '옮긴 뒤 다시 실행하세요' % (printable(path, 200), what_ko, _size(MAX_BYTES), why_ko)))
+        '옮긴 뒤 다시 실행하세요' % (printable(path, 200), _size(size), _size(MAX_BYTES), why[1])))
 
 
 def _no_backup_name(path):
