@@ -23,8 +23,12 @@ description:
   - An existing learner file with other content is kept as
     C(<file>.bak-<YYYYmmdd-HHMMSS>) (C(-2), C(-3), ... when that name is
     taken; a symlink is kept as the symlink) before it is replaced through a
-    unique temporary file. A directory or FIFO where the file belongs fails
-    the step naming it.
+    unique temporary file. The backup is a copy owned like the file, with its
+    permissions but never set-uid, set-gid or sticky bits; a file over 256
+    KiB, or sparse, is moved to the backup name instead of copied (a file
+    over 256 KiB that cannot be moved safely, with set-id bits or other hard
+    links, fails the step naming it). A directory or FIFO where the file
+    belongs fails the step naming it.
   - O(workdir) is opened once, without following a link at any level, and
     every read and write goes through that directory; a workdir that is a
     link, goes through one, or lies below a directory another user can
@@ -82,7 +86,7 @@ files:
   elements: str
   sample: [/root/gsb-kai/nolimit.txt]
 backups:
-  description: Copies made of learner files that were replaced.
+  description: Backups of learner files that were replaced (copies, or the large or sparse file itself moved).
   returned: success
   type: list
   elements: str
