@@ -190,22 +190,32 @@ def _open_workdir_problem(path, parent_fd, real, part, exc, last):
     if exc.errno == errno.ENOENT:
         return _workdir_problem(path, 'does not exist', '없습니다', missing=True)
     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        # One look at what is there now (it may be changing under us), then words for that.
         try:
-            target = os.readlink(part, dir_fd=parent_fd)
+            mode = os.stat(part, dir_fd=parent_fd, follow_symlinks=False).st_mode
         except OSError:
-            target = None
-        if target is not None and last:
+            mode = 0
+        if stat.S_ISLNK(mode):
+            try:
+                target = ' to %s' % printable(os.readlink(part, dir_fd=parent_fd), 200)
+            except OSError:
+                target = ''
+            if last:
+                return _workdir_problem(
+                    path, 'is a symbolic link%s: the lab works only in a real directory. Set kai_lab_workdir to '
+                    'the directory itself' % target,
+                    '심볼릭 링크입니다%s. 실습은 실제 디렉터리에서만 동작합니다. 디렉터리 자체를 지정하세요'
+                    % (' (%s 를 가리킴)' % target[4:] if target else ''))
             return _workdir_problem(
-                path, 'is a symbolic link to %s: the lab works only in a real directory. Set kai_lab_workdir to '
-                'the directory itself' % printable(target, 200),
-                '심볼릭 링크입니다 (%s 를 가리킴). 실습은 실제 디렉터리에서만 동작합니다. 디렉터리 자체를 지정하세요'
-                % printable(target, 200))
-        if target is not None:
+                path, 'goes through the symbolic link %s%s: the lab opens its workdir without following '
+                'links. Set kai_lab_workdir to the real path' % (where, ' (%s)' % target.strip() if target else ''),
+                '심볼릭 링크 %s 를 거칩니다. 실습은 링크를 따라가지 않습니다. 실제 경로를 지정하세요' % where)
+        if stat.S_ISDIR(mode):  # not a directory when it was opened, one again now: someone is swapping it
             return _workdir_problem(
-                path, 'goes through the symbolic link %s (to %s): the lab opens its workdir without following '
-                'links. Set kai_lab_workdir to the real path' % (where, printable(target, 200)),
-                '심볼릭 링크 %s (%s 를 가리킴)를 거칩니다. 실습은 링크를 따라가지 않습니다. 실제 경로를 지정하세요'
-                % (where, printable(target, 200)))
+                path, 'changed while the lab opened it (%s was a link then, a directory now): the lab works only in a '
+                'real directory that stays one. Stop changing it, then run again' % where,
+                '여는 동안 바뀌었습니다 (%s 가 그때는 링크, 지금은 디렉터리). 실습은 그대로 있는 실제 디렉터리에서만 '
+                '동작합니다. 바꾸지 말고 다시 실행하세요' % where)
         return _workdir_problem(path, 'is not a directory (%s is not one)' % where,
                                 '디렉터리가 아닙니다 (%s 가 디렉터리가 아님)' % where)
     return _workdir_problem(path, 'cannot be opened (%s: %s)' % (where, os.strerror(exc.errno)),

@@ -21,7 +21,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -243,49 +242,46 @@ def test_provision_after_a_swap_acts_on_the_directory_it_checked(learner_workdir
     assert os.listdir(str(moved)) == [".gsb-kai-lab"] and stat.S_IMODE(moved.stat().st_mode) == 0o700
 
 
-def _exchange():
-    """renameat2(RENAME_EXCHANGE): swaps two names atomically, as a learner's tight loop would."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-    if renameat2 is None:
-        pytest.skip("no renameat2 in this libc")
-
-    def swap(a, b):
-        return renameat2(-100, a.encode(), -100, b.encode(), 2)
-    return swap
+SWAPPER = """
+import ctypes, sys
+renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+while True:
+    renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE: the two names trade places atomically
+"""
 
 
 def test_provision_while_the_learner_swaps_the_workdir_never_touches_the_link_target(tmp_path):
-    """Issue 18 row 4 as reproduced: wd swapped between a directory and a link in a loop."""
-    swap = _exchange()
+    """Issue 18 row 4 as reproduced: wd swapped between a directory and a link in a loop (another process)."""
+    if not hasattr(ctypes.CDLL(None), "renameat2"):
+        pytest.skip("no renameat2 in this libc")
     victim = tmp_path / "victim"
     victim.mkdir(mode=0o755)
     workdir = tmp_path / "wd"
     workdir.mkdir(mode=0o755)
     other = tmp_path / "other"
     other.symlink_to(victim)
-    stop = threading.Event()
-
-    def learner():
-        while not stop.is_set():
-            swap(str(workdir), str(other))
-
-    thread = threading.Thread(target=learner)
-    thread.start()
+    learner = subprocess.Popen([sys.executable, "-c", SWAPPER, str(workdir), str(other)])
     outcomes = set()
     try:
-        for _ in range(300):
+        deadline = time.monotonic() + 10
+        runs = 0
+        while runs < 300 or (outcomes != {"prepared", "refused"} and time.monotonic() < deadline):
+            runs += 1
             try:
                 lab_workdir.prepare(str(workdir), ["/etc"], OWN_NAMES, ".gsb-kai-lab")
                 outcomes.add("prepared")
             except lab_workdir.WorkdirRefused as exc:
-                assert "is a symbolic link to %s" % victim in exc.message
+                # Refused naming it: a link when looked at, or swapped back between the open and the look.
+                assert exc.message.startswith("kai_lab_workdir %s " % workdir), exc.message
+                assert ("is a symbolic link to %s:" % victim in exc.message or "is a symbolic link:" in exc.message
+                        or "changed while the lab opened it (%s was a link then" % workdir in exc.message), exc.message
                 outcomes.add("refused")
     finally:
-        stop.set()
-        thread.join()
+        learner.kill()
+        learner.wait()
     assert os.listdir(str(victim)) == [] and stat.S_IMODE(victim.stat().st_mode) == 0o755
-    assert outcomes == {"prepared", "refused"}, "the loop did swap during the run"
+    assert outcomes == {"prepared", "refused"}, "the learner's loop did swap during the run"
 
 
 def test_reset_after_a_swap_moves_files_only_inside_the_directory_it_checked(learner_workdir, tmp_path, monkeypatch):
