@@ -76,6 +76,13 @@ def _components(extra=None, drop=None):
             '--resource-reservation-app-label={reservation_namespace}',
             '--listen-address={host}:{ports[scheduler_metrics]}',
             '--plugin-server-port={ports[scheduler_plugins]}',
+            # The pprof server (gin, every interface, --profiler-port) stays
+            # off, said explicitly: cmd/scheduler/app/options/options.go of
+            # v0.12.0 and of the kai-scheduler/KAI-scheduler module
+            # (`fs.BoolVar(&s.EnableProfiler, "enable-profiler", false, ...)`).
+            # No flag removes the /debug/pprof/ that net/http/pprof registers
+            # on the metrics listener (imported through gin-contrib/pprof).
+            '--enable-profiler=false',
         ], 'http://{host}:{ports[scheduler_metrics]}/metrics'),
         ('binder', [
             '--scheduler-name={scheduler_name}',

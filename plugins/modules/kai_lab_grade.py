@@ -43,6 +43,11 @@ description:
     most 256 KiB (no symlinks, FIFOs or devices); YAML aliases, tags without
     a JSON equivalent and nesting deeper than 64 levels fail the check
     reading them. Messages are single printable lines.
+  - O(workdir) (and O(output_dir)) are opened once, without following a
+    link at any level, before anything is read or written; every later read
+    and write goes through that directory. A workdir that is a link, goes
+    through one, or lies below a directory another user can change fails
+    the grade naming it, and nothing is written.
 options:
   lang:
     description: Language of messages and hints.
@@ -155,7 +160,6 @@ files:
 '''
 
 import json
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -167,7 +171,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError, open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
 
 
@@ -181,6 +185,20 @@ class _Unreachable(object):
         raise ClusterError(self.message)
 
     get = list
+
+
+def _open(module, path):
+    """path as a learner_read.Workdir (created 0700 when missing), or fail naming what is wrong with it.
+
+    In check mode a missing directory stays missing: its files read as
+    missing and nothing is written.
+    """
+    try:
+        return open_workdir(path, create=not module.check_mode)
+    except LearnerFileError as exc:
+        if exc.missing and module.check_mode:
+            return path
+        module.fail_json(msg='%s / %s' % (exc.problem['en'], exc.problem['ko']))
 
 
 def main():
@@ -206,6 +224,11 @@ def main():
         module.fail_json(msg=unknown)
 
     require_libraries(module)
+    # Opened once, no link at any level: the grade reads the learner's files
+    # and writes grade.json through these descriptors only (issue 18).
+    workdir = _open(module, params['workdir'])
+    output_dir = params['output_dir'] or params['workdir']
+    output = workdir if output_dir == params['workdir'] else _open(module, output_dir)
     # Reads share the grade's time budget: an API server that accepts
     # connections but never answers must not use it all up.
     request_timeout = max(1, min(params['request_timeout'], params['time_limit'] // 6))
@@ -218,7 +241,7 @@ def main():
         health = probe_urls(params['health_urls'])
     else:
         health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
-    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health, kai_version=params['kai_version'])
+    snapshot = Snapshot(cluster, params['namespace'], workdir, health=health, kai_version=params['kai_version'])
     grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
     grade = grade_with_record(snapshot, lambda: grader.run(step_ids), params['record_path'], params['workdir'],
                               write=not module.check_mode)
@@ -226,14 +249,11 @@ def main():
 
     files = []
     if not module.check_mode:
-        output_dir = params['output_dir'] or params['workdir']
         try:
-            if not os.path.isdir(output_dir):
-                os.makedirs(output_dir, 0o700)
             for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True) + '\n'),
                                   ('grade-junit.xml', junit_xml(grade))):
                 # mkstemp + rename, mode 0600: a learner's planted link is replaced, never written through.
-                files.append(write_file(output_dir, name, content))
+                files.append(write_file(output, name, content))
         except (IOError, OSError) as exc:
             module.fail_json(msg='could not write the grade to %s: %s' % (output_dir, exc), grade=grade)
         except LearnerFileError as exc:

@@ -23,8 +23,16 @@ description:
   - An existing learner file with other content is kept as
     C(<file>.bak-<YYYYmmdd-HHMMSS>) (C(-2), C(-3), ... when that name is
     taken; a symlink is kept as the symlink) before it is replaced through a
-    unique temporary file. A directory or FIFO where the file belongs fails
-    the step naming it.
+    unique temporary file. The backup is a copy owned like the file, with its
+    permissions but never set-uid, set-gid or sticky bits; a file over 256
+    KiB, or sparse, is moved to the backup name instead of copied (a file
+    over 256 KiB that cannot be moved safely, with set-id bits or other hard
+    links, fails the step naming it). A directory or FIFO where the file
+    belongs fails the step naming it.
+  - O(workdir) is opened once, without following a link at any level, and
+    every read and write goes through that directory; a workdir that is a
+    link, goes through one, or lies below a directory another user can
+    change fails the step naming it. A missing one is created (mode 0700).
   - On failure the message names the step, what was expected, what was
     observed (phase, PodGroup reasons, last events) and the likely cause.
 options:
@@ -78,7 +86,7 @@ files:
   elements: str
   sample: [/root/gsb-kai/nolimit.txt]
 backups:
-  description: Copies made of learner files that were replaced.
+  description: Backups of learner files that were replaced (copies, or the large or sparse file itself moved).
   returned: success
   type: list
   elements: str
@@ -117,6 +125,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError, open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import STEP_IDS
 
@@ -131,8 +140,16 @@ def main():
         kai_profiles.profile_for(module.params['kai_version'])
     except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
         module.fail_json(msg=str(exc))
+    # Opened once, no link at any level; every read and write of the step
+    # goes through this descriptor (learner_read.open_workdir).
+    try:
+        workdir = open_workdir(module.params['workdir'], create=not module.check_mode)
+    except LearnerFileError as exc:
+        if not (exc.missing and module.check_mode):
+            module.fail_json(msg='%s / %s' % (exc.problem['en'], exc.problem['ko']), step=module.params['step'])
+        workdir = module.params['workdir']  # check mode, nothing there yet: nothing is written
     cluster = connect(module)
-    runner = StepRunner(cluster, module.params['namespace'], module.params['workdir'], module.params['kai_version'],
+    runner = StepRunner(cluster, module.params['namespace'], workdir, module.params['kai_version'],
                         timeout=module.params['timeout'], check_mode=module.check_mode)
     try:
         result = runner.run(module.params['step'])
