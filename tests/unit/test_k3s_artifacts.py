@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -371,3 +372,36 @@ def test_the_role_readme_says_for_each_image_whether_and_why_its_digest_is_pinne
         pinned, why = listed[image]
         assert pinned == ("yes" if image in defaults["k3s_image_digests"] else "no"), image
         assert pinned == "yes" or "not reachable" in why, image
+
+
+PY310 = {"architecture": "aarch64", "python": {"executable": "/usr/bin/python3", "version": {"major": 3, "minor": 10}}}
+
+
+def test_the_vm_gets_the_pinned_set_of_its_own_python():
+    templar = _templar("aarch64", ansible_facts=PY310, role_path=str(ROLE))
+    pins = _get(templar, "k3s_python_pins")
+    lines = (ROLE / "files" / "constraints" / "py3.10.txt").read_text().splitlines()
+    assert pins == [line for line in lines if line and not line.startswith("#")]
+    assert "pycparser==3.12" not in pins and any(p.startswith("typing-extensions==") for p in pins)
+    assert _get(templar, "k3s_python_versions") == ["3.10", "3.11", "3.12", "3.13"]
+    # The venv is made by the Python the set was chosen for.
+    install = next(t for t in _tasks("python.yml") if "ansible.builtin.pip" in t)["ansible.builtin.pip"]
+    assert templar.template(trust_as_template(install["virtualenv_command"])) == "/usr/bin/python3 -m venv"
+    assert install["name"] == "{{ k3s_python_pins }}"
+
+
+def test_airgap_wheels_are_checked_for_the_vms_python_and_machine(tmp_path):
+    task = next(t for t in _tasks("python.yml") if t["name"].startswith("Airgap, check on the control host"))
+    assert task["delegate_to"] == "localhost" and task["become"] is False
+    import sys
+    templar = _templar("aarch64", ansible_facts=PY310, role_path=str(ROLE), k3s_airgap_dir=str(tmp_path),
+                       ansible_playbook_python=sys.executable)
+    argv = templar.template(trust_as_template(task["ansible.builtin.command"]["argv"]))
+    assert argv[argv.index("--python-version") + 1] == "3.10"
+    assert "--platform=manylinux2014_aarch64" in argv and not [a for a in argv if a.endswith("x86_64")]
+    assert "--no-index" in argv and argv[argv.index("--find-links") + 1] == str(tmp_path) + "/wheels"
+    # Run as the role would, on an empty wheels directory (no network: --no-index): pip names a pin.
+    (tmp_path / "wheels").mkdir()
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "No matching distribution" in out.stderr
+    assert not (tmp_path / "wheels" / ".pip-check").exists()
