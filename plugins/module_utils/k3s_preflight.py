@@ -165,6 +165,6 @@ def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=Non
             % (ntp or 'unknown', off, MAX_CLOCK_SKEW),
             'VM의 시계가 동기화되지 않았고(NTPSynchronized=%s) 제어 호스트와 %s 차이가 납니다(최대 %d초). '
             '시계가 틀리면 TLS 다운로드와 k3s 인증서가 실패합니다. 시간 동기화를 켜세요(`sudo timedatectl '
-            'set-ntp true`, 또는 systemd-timesyncd/chrony에 NTP 서버 지정).' % (ntp or '알 수 없음', off,
-                                                                           MAX_CLOCK_SKEW)))
+            'set-ntp true`, 또는 systemd-timesyncd/chrony에 NTP 서버 지정).'
+            % (ntp or '알 수 없음', off, MAX_CLOCK_SKEW)))
     return problems
