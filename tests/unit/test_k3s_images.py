@@ -111,7 +111,10 @@ def test_reservation_pods_on_fake_gpu_nodes_run_untagged_ubuntu():
     source = RESERVATION_SOURCE.read_text()
     assert re.search(r'Containers\[0\]\.Image = "ubuntu"', source)
     assert "docker.io/library/ubuntu:latest" in image_names("ubuntu")
-    assert "docker.io/library/ubuntu:latest" in IMAGES["kai_scheduler"]["v0.18.6"]
+    # The moving tag is not pulled: a fixed tag is, and serves that name on the VM.
+    assert "docker.io/library/ubuntu:latest" not in IMAGES["kai_scheduler"]["v0.18.6"]
+    fixed = VARS["k3s_image_local_tags"]["docker.io/library/ubuntu:latest"]
+    assert fixed in IMAGES["kai_scheduler"]["v0.18.6"] and not fixed.endswith(":latest")
 
 
 def test_kai_images_are_the_pinned_release():

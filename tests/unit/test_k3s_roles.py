@@ -133,11 +133,11 @@ def test_chart_source_registry_airgap_or_archive(role, fact, version, chart_arch
 
 
 def test_other_roles_use_only_facts_the_k3s_role_publishes():
-    tasks = yaml.safe_load((K3S / "tasks" / "main.yml").read_text())
+    tasks = yaml.safe_load((K3S / "tasks" / "main.yml").read_text())[-1]["block"]
     published = set(next(t for t in tasks if t["name"].startswith("Share Helm"))["ansible.builtin.set_fact"])
     assert {"k3s_helm_binary", "k3s_charts_dir", "k3s_airgap_dir"} <= published
     # ... and the play goes on with the Python environment that has the Kubernetes client.
-    assert tasks[-1]["ansible.builtin.include_tasks"] == "interpreter.yml"
+    assert tasks[-1]["ansible.builtin.include_tasks"]["file"] == "interpreter.yml"
     interpreter = yaml.safe_load((K3S / "tasks" / "interpreter.yml").read_text())
     assert interpreter[-1]["ansible.builtin.set_fact"] == {
         "ansible_python_interpreter": "{{ k3s_python_venv }}/bin/python"
