@@ -107,7 +107,7 @@ def subjects_of(pods):
 def _bounded_evidence(evidence):
     """The check's evidence as kept in the record: itself, or a note when too large."""
     try:
-        dumped = json.dumps(evidence, sort_keys=True, default=str)
+        dumped = json.dumps(evidence, sort_keys=True, default=str, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         return {'omitted': 'not serialisable'}
     if len(dumped) > MAX_EVIDENCE_BYTES:

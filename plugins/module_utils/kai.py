@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
+
 # The API versions of KAI's objects, the only place they are written.
 QUEUE_API = 'scheduling.run.ai/v2'
 PODGROUP_API = 'scheduling.run.ai/v2alpha2'
@@ -116,14 +118,29 @@ def effective_gpu_limit(queue):
 
 
 def number(value):
-    """A number written as a string or float, as an int when whole; other values unchanged."""
+    """A number written as a string or float, as an int when whole; other values unchanged.
+
+    NaN and infinities (which float() accepts, also as text such as "NaN" or
+    "1e999") are no numbers here: they come back unchanged, so a caller
+    compares them as wrong values instead of failing on int(nan).
+    """
     if isinstance(value, bool):
         return value
     try:
         parsed = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        return value
+    if not math.isfinite(parsed):
         return value
     return int(parsed) if parsed == int(parsed) else parsed
+
+
+def whole_number(value):
+    """value as a non-negative int when it is one (1, "2", 3.0), else None (NaN, "1.5", "abc", -1)."""
+    parsed = number(value)
+    if isinstance(parsed, bool) or not isinstance(parsed, int) or parsed < 0:
+        return None
+    return parsed
 
 
 # ---------------------------------------------------------------- pods
