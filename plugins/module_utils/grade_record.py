@@ -138,12 +138,15 @@ def remember(record, grade, now=None):
     return updated, added
 
 
-def recall(record, check_id, live_pods=None):
+def recall(record, check_id, live_pods=None, live_podgroups=None):
     """(entry, problem): the recorded proof of check_id still about the pods that exist now.
 
-    live_pods: the lab's pods now. An entry whose subject pod exists under
-    another uid is about a pod the learner has since replaced: (None, problem).
-    No entry, or one without a proof: (None, None).
+    live_pods: the lab's pods now, live_podgroups its PodGroups. An entry
+    whose subject pod exists under another uid is about a pod the learner has
+    since replaced: (None, problem). So is a proof whose object (a Pod or
+    PodGroup) exists now under another uid: such proofs are dropped, and an
+    entry left with none is (None, problem). No entry, or one without a
+    proof: (None, None).
     """
     entry = ((record or {}).get('checks') or {}).get(check_id)
     if not entry or not entry.get('proofs'):
@@ -152,7 +155,19 @@ def recall(record, check_id, live_pods=None):
     for name, uid in sorted((entry.get('subjects') or {}).items()):
         if name in live and uid and live[name] != uid:
             return None, both('stale', WORDS, name=name, old=uid, new=live[name])
-    return entry, None
+    objects = dict((('Pod', name), uid) for name, uid in live.items())
+    objects.update((('PodGroup', kai.name_of(pg)), kai.meta(pg).get('uid') or '') for pg in live_podgroups or [])
+    proofs, problem = [], None
+    for proof in entry['proofs']:
+        kind, _, name = (proof.get('object') or '').partition('/')
+        now = objects.get((kind, name))
+        if now is not None and proof.get('object_uid') and now != proof['object_uid']:
+            problem = problem or both('stale', WORDS, name=proof['object'], old=proof['object_uid'], new=now)
+            continue
+        proofs.append(proof)
+    if not proofs:
+        return None, problem
+    return (entry if len(proofs) == len(entry['proofs']) else dict(entry, proofs=proofs)), None
 
 
 def best_proof(entry):
