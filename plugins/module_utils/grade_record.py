@@ -131,8 +131,9 @@ def remember(record, grade, now=None):
             subjects = (evidence.get(SUBJECTS_KEY) if isinstance(evidence, dict) else None) or {}
             entry = {'verified_at': stamp, 'evidence': _bounded_evidence(evidence),
                      'proofs': [p for p in proofs if valid_proof(p)][:MAX_PROOFS],
-                     'subjects': dict((k, v) for k, v in subjects.items()
-                                      if isinstance(k, str) and isinstance(v, str))}
+                     # As many as a record may hold (grade_record_store): a longer list would void the entry.
+                     'subjects': dict(sorted((k, v) for k, v in subjects.items()
+                                             if isinstance(k, str) and isinstance(v, str))[:MAX_PROOFS])}
             updated['checks'][check['id']] = clean_entry(entry)
             added.append(check['id'])
     return updated, added

@@ -262,3 +262,20 @@ def test_a_recorded_proof_whose_podgroup_is_now_another_object_is_not_used(grade
     check = checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]
     assert check["status"] == UNVERIFIED and "a-new-podgroup" in check["message"]
     json.dumps(check, allow_nan=False)
+
+
+def test_the_gang_proof_is_about_the_gang_pods_only(graded, fixtures):
+    """v0.12.0 step 5: the record binds the proof to gang-1 and gang-2 (KAI's gang word is on them), not to
+    every pod of the namespace, so replacing p1 later does not make it stale."""
+    check = checks(graded(fixtures.sim("05-gang"), "v0.12.0"))["gang.reason"]
+    assert check["status"] == PASSED
+    assert sorted(check["evidence"][gr.SUBJECTS_KEY]) == ["gang-1", "gang-2"]
+
+
+def test_the_record_keeps_no_more_subjects_than_it_may_load(tmp_path):
+    grade = {"steps": [{"checks": [{"id": "gang.reason", "status": PASSED, "evidence": {
+        gr.PROOF_KEY: [], gr.SUBJECTS_KEY: dict(("pod-%02d" % n, "uid-%d" % n) for n in range(25))}}]}]}
+    record, added = gr.remember(store.empty(NS), grade)
+    path = store.save(str(tmp_path / "kai-lab.json"), record)
+    loaded, notes = store.load(path, NS)
+    assert added == ["gang.reason"] and notes == [] and len(loaded["checks"]["gang.reason"]["subjects"]) == 10

@@ -290,7 +290,8 @@ def check_reason(snapshot):
         else:
             rejected.append((event, why))
     if bound:
-        return evidence.live([s[3] for s in bound], known.pods(sorted(n for k, n in known.objects if k == 'Pod')),
+        # The proof is about the gang's pods whose events it holds (not every pod of the namespace).
+        return evidence.live([s[3] for s in bound], known.pods(sorted(set(s[1] for s in bound if s[0] == 'Pod'))),
                              rejected, file=raw, kai=bound[0][2][:300])
     if others and supported:
         podgroups = [s for s in others if s[0] == 'PodGroup'] or others
