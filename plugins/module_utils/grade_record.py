@@ -97,6 +97,12 @@ def proof_from_condition(podgroup, reason):
     }
 
 
+def proof_object(proof):
+    """(kind, name) of the object a proof is about ('PodGroup/pg-x' -> ('PodGroup', 'pg-x'))."""
+    kind, _sep, name = (proof.get('object') or '').partition('/')
+    return kind, name
+
+
 def subjects_of(pods):
     """name -> uid of the pods a proof is about (pods that exist)."""
     return dict((kai.name_of(p), kai.meta(p).get('uid') or '') for p in pods if p is not None)
@@ -160,8 +166,7 @@ def recall(record, check_id, live_pods=None, live_podgroups=None):
     objects.update((('PodGroup', kai.name_of(pg)), kai.meta(pg).get('uid') or '') for pg in live_podgroups or [])
     proofs, problem = [], None
     for proof in entry['proofs']:
-        kind, _, name = (proof.get('object') or '').partition('/')
-        now = objects.get((kind, name))
+        now = objects.get(proof_object(proof))
         if now is not None and proof.get('object_uid') and now != proof['object_uid']:
             problem = problem or both('stale', WORDS, name=proof['object'], old=proof['object_uid'], new=now)
             continue

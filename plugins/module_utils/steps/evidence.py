@@ -40,7 +40,7 @@ WORDS = {
     'other_uid': {'en': '{object} is uid {uid}, the Event names uid {claimed}',
                   'ko': '{object} 의 uid 는 {uid} 인데 이벤트는 uid {claimed} 를 가리킵니다'},
     'too_late': {'en': 'it was stored at {stored}, after the lab moved on to step 6 ({before}), yet names {object}, '
-                        'which is gone',
+                       'which is gone',
                  'ko': '{object} 는 이미 없는데, 실습이 6단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
     'too_early': {'en': 'it was stored at {stored}, before {object} was created at {created}',
                   'ko': '{object} 가 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
@@ -164,7 +164,7 @@ def recorded_objects(record):
             if uid:
                 seen.setdefault(('Pod', name), uid)
         for proof in entry.get('proofs') or []:
-            kind, _, name = (proof.get('object') or '').partition('/')
+            kind, name = grade_record.proof_object(proof)
             if kind and name and proof.get('object_uid'):
                 seen.setdefault((kind, name), proof['object_uid'])
     return seen
@@ -172,7 +172,7 @@ def recorded_objects(record):
 
 def as_event(proof):
     """A recorded proof as the Event it was kept from, to be tested again like a live one."""
-    kind, _, name = (proof.get('object') or '').partition('/')
+    kind, name = grade_record.proof_object(proof)
     return {'reason': proof.get('reason'), 'message': proof.get('message') or '',
             'source': {'component': proof.get('source')},
             'involvedObject': {'kind': kind, 'name': name, 'uid': proof.get('object_uid')},

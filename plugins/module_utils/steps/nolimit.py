@@ -114,8 +114,9 @@ def claims_nl1(event, known):
     obj = kai.involved(event)
     if obj.get('kind') == 'Pod':
         return obj.get('name') == NL1
-    return obj.get('kind') == 'PodGroup' and ((obj.get('kind'), obj.get('name')) in known.objects
-                                             or known.snapshot.podgroup(obj.get('name') or '') is None)
+    if obj.get('kind') != 'PodGroup':
+        return False
+    return ('PodGroup', obj.get('name')) in known.objects or known.snapshot.podgroup(obj.get('name') or '') is None
 
 
 def over_limit_proofs(snapshot):
