@@ -279,3 +279,15 @@ def test_the_record_keeps_no_more_subjects_than_it_may_load(tmp_path):
     path = store.save(str(tmp_path / "kai-lab.json"), record)
     loaded, notes = store.load(path, NS)
     assert added == ["gang.reason"] and notes == [] and len(loaded["checks"]["gang.reason"]["subjects"]) == 10
+
+
+def test_a_recorded_evict_repeated_after_bd1_ran_is_still_used(graded, tmp_path):
+    """KAI may repeat an Evict (count 2): the record keeps its last time, later than bd-1's scheduling."""
+    path = store.record_path(str(tmp_path / "state"), NS)
+    assert checks(graded(hand.hand_state(6), hand.KAI_VERSION, record_path=path))["preempt.evicted"]["status"] == PASSED
+    record, _ = store.load(path, NS)
+    for proof in record["checks"]["preempt.evicted"]["proofs"]:
+        proof["time"] = "2026-12-01T07:30:00Z"
+    store.save(path, record)
+    check = checks(graded(hand.hand_state(8, events=False), hand.KAI_VERSION, record_path=path))["preempt.evicted"]
+    assert check["status"] == PASSED and check["evidence"]["victim"] == "tr-2", check["message"]

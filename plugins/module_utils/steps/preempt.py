@@ -168,8 +168,10 @@ def evictions_by_build(snapshot, events):
             why = _why('not_for_build', preemptor=preemptor, podgroup=groups.get(BUILD_POD, 'pg-%s-<uid>' % BUILD_POD))
         elif why is None and not kai.not_before(kai.event_stored(event), build.get('created')):
             why = _why('before_build', stored=kai.event_stored(event), created=build.get('created'))
-        elif why is None and scheduled and not kai.not_before(scheduled, kai.event_stored(event)):
+        elif why is None and scheduled and kai.meta(event).get('creationTimestamp') \
+                and not kai.not_before(scheduled, kai.event_stored(event)):
             # KAI evicts first and places bd-1 after: an Evict stored later is not how bd-1 got its GPU.
+            # (A recorded proof keeps the event's last time only, which a repeated Evict moves on.)
             why = _why('after_build', stored=kai.event_stored(event), scheduled=scheduled)
         if why is None:
             summary = kai.event_summary(event)
