@@ -43,7 +43,7 @@ def _cell(row, step_id):
 def _evidenceas_text(evidence):
     if evidence in (None, {}, [], ''):
         return ''
-    text = json.dumps(evidence, ensure_ascii=False, sort_keys=True, default=as_text)
+    text = json.dumps(evidence, ensure_ascii=False, sort_keys=True, default=as_text, allow_nan=False)
     return text if len(text) <= EVIDENCE_LIMIT else text[:EVIDENCE_LIMIT] + ' ...'
 
 
@@ -58,7 +58,7 @@ def _spreadsheet_safe(value):
 
 
 def to_json(summary):
-    return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=True, default=as_text) + '\n'
+    return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=True, default=as_text, allow_nan=False) + '\n'
 
 
 def to_csv(summary):

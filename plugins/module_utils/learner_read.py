@@ -431,12 +431,17 @@ def unreadable(name, fmt, error):
                                           '%s 을(를) %s(으)로 읽을 수 없습니다: %s' % (printable(name, 80), fmt, error)))
 
 
+def _no_constant(name):
+    # NaN and Infinity are no JSON (RFC 8259); Python's parser accepts them unless told not to.
+    raise ValueError('%s is not a JSON value' % name)
+
+
 def parse_json(name, raw):
     """A JSON text as a LearnerFile: bounded depth, problems instead of exceptions."""
     if json_depth(raw) > MAX_DEPTH:
         return _too_deep(name, 'JSON')
     try:
-        return LearnerFile(name, json.loads(raw))
+        return LearnerFile(name, json.loads(raw, parse_constant=_no_constant))
     except (ValueError, RecursionError) as exc:
         return unreadable(name, 'JSON', str(exc))
 

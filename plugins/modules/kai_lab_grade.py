@@ -241,7 +241,8 @@ def main():
         health = probe_urls(params['health_urls'])
     else:
         health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
-    snapshot = Snapshot(cluster, params['namespace'], workdir, health=health, kai_version=params['kai_version'])
+    snapshot = Snapshot(cluster, params['namespace'], workdir, health=health, kai_version=params['kai_version'],
+                        deadline=deadline)
     grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
     grade = grade_with_record(snapshot, lambda: grader.run(step_ids), params['record_path'], params['workdir'],
                               write=not module.check_mode)
@@ -250,7 +251,7 @@ def main():
     files = []
     if not module.check_mode:
         try:
-            for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True) + '\n'),
+            for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True, allow_nan=False) + '\n'),
                                   ('grade-junit.xml', junit_xml(grade))):
                 # mkstemp + rename, mode 0600: a learner's planted link is replaced, never written through.
                 files.append(write_file(output, name, content))

@@ -217,9 +217,10 @@ def test_forged_evict_event_does_not_pass_preempt_evicted(tmp_path, changes):
 
     state["events"] = [e for e in state["events"] if e.get("reason") != "Evict"] + [forged(real[0], **changes)]
     result = Grader(Snapshot(FakeCluster(state), NS, workdir), lang="en").run()
-    assert checks(result)["preempt.evicted"]["status"] != PASSED
-    assert "no Evict event from KAI" in checks(result)["preempt.evicted"]["message"] or \
-        checks(result)["preempt.evicted"]["status"] == "unverified"
+    assert checks(result)["preempt.evicted"]["status"] == FAILED
+    # Named as what it is (issue 18): not KAI's word, and why.
+    assert "this Event is not about any PodGroup of your pods (its reporter is not KAI's scheduler)" in \
+        checks(result)["preempt.evicted"]["message"]
 
 
 def test_evict_event_about_a_pod_instead_of_a_podgroup_is_not_kais():
