@@ -239,7 +239,7 @@ def test_without_settings_it_says_to_provision(tmp_path):
 def render_entry(tmp_path, config):
     """The entry script provision writes (roles/kai_lab/templates/kai-lab.j2), over this Python and this checkout."""
     variables = {"kai_lab_cli_python": sys.executable, "kai_lab_cli_version": "9.8.7",
-                 "kai_lab_cli_lib_dir": str(COLLECTION_PATH), "kai_lab_cli_config": config,
+                 "kai_lab_cli_code_dir": str(COLLECTION_PATH), "kai_lab_cli_config": config,
                  "kai_lab_cli_path": str(tmp_path / "kai-lab"), "kai_lab_cli_sudo": False}
     source = (REPO / "roles" / "kai_lab" / "templates" / "kai-lab.j2").read_text()
     script = tmp_path / "kai-lab"
