@@ -228,8 +228,10 @@ def check(settings, step_id, lang, out, as_json, cluster=None):
     else:
         for row in result['table']:
             out.line(row)
+        # KAI not serving fails the grade as grade.yml's does: the step's verdict names it too.
+        down = [c['id'] for c in grade['environment'] if c['status'] != 'passed']
         for graded in grade['steps'] if not whole else []:
-            not_passed = [c['id'] for c in graded['checks'] if c['status'] != 'passed']
+            not_passed = [c['id'] for c in graded['checks'] if c['status'] != 'passed'] + down
             if not_passed:
                 out.line(_say('step_failed', lang, number=graded['number'], id=graded['id'], title=graded['title'],
                               count=len(not_passed), checks=', '.join(not_passed)))

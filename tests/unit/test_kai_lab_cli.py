@@ -160,6 +160,16 @@ def test_an_unreadable_cluster_cannot_be_graded(tmp_path):
     assert out.splitlines()[-1] == "could not grade: " + message
 
 
+def test_a_stopped_kai_component_fails_the_step_and_says_so(tmp_path):
+    state, workdir = lab(tmp_path, 1)
+    config = write_config(tmp_path, workdir, lang="en", kai_deployments=["binder"])
+    code, out, _ = kai_lab(config, "check", "queues", cluster=FakeCluster(state))
+    assert code == 1
+    lines = out.splitlines()
+    assert "step 1 queues (Queue hierarchy): NOT PASSED (1 check(s) not passed: environment.kai_components)" in lines
+    assert lines[-1].startswith("KAI-Scheduler is not ready: KAI component(s) not running: binder."), out
+
+
 def test_json_is_the_steps_part_of_grade_json(tmp_path):
     state, workdir = lab(tmp_path, 3)
     config = write_config(tmp_path, workdir)
