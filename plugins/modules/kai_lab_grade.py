@@ -27,7 +27,9 @@ description:
     that remain and the learner's files are used; when those are gone too,
     the check is V(unverified) rather than passed or failed blindly.
   - With O(steps), only those steps are graded now, the way a check button
-    works while the learner does the lab.
+    works while the learner does the lab. The learner's own check button,
+    C(kai-lab check STEP) (installed by C(provision.yml)), runs this very
+    grade (the same checks, words and record).
   - With O(record_path), what a grade verified (check id, time, the evidence
     it saw, for KAI's word the event's uid, reason, message, source and time)
     is added to the grader's own record there. A later grade whose live proof
