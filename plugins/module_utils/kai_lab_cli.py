@@ -206,10 +206,12 @@ def _next_line(done_ids, lang):
     return _say('next', lang, number=step.number, id=step.id, title=step.title[lang])
 
 
-def check(settings, step_id, lang, out, as_json, cluster=None):
-    """kai-lab check [STEP]: the grade, printed; the exit code."""
+def check(settings, step_id, lang, out, as_json, cluster=None, err=None):
+    """kai-lab check [STEP]: the grade, printed; the exit code. With as_json, stdout is JSON alone (why a grade
+    could not be made goes to err)."""
+    say_why = err if as_json and err is not None else out
     if step_id is not None and step_id != 'all' and step_id not in steps.STEP_IDS:
-        out.line(_say('cannot_grade', lang, error=_unknown_step(step_id, lang)))
+        say_why.line(_say('cannot_grade', lang, error=_unknown_step(step_id, lang)))
         return CANNOT_GRADE_EXIT
     whole = step_id in (None, 'all')
     # Imported here: status and hint need neither the kubernetes client nor its import time.
@@ -220,7 +222,7 @@ def check(settings, step_id, lang, out, as_json, cluster=None):
     except grade_session.GradeError as exc:
         if as_json and exc.grade is not None:
             out.json(exc.grade)
-        out.line(_say('cannot_grade', lang, error=exc.message))
+        say_why.line(_say('cannot_grade', lang, error=exc.message))
         return CANNOT_GRADE_EXIT
     grade = result['grade']
     if as_json:
@@ -242,7 +244,7 @@ def check(settings, step_id, lang, out, as_json, cluster=None):
             out.line(_say('files', lang, files=', '.join(result['files'])))
     if result['cluster_error']:
         # Files-only checks ran; the cluster's could not: not a grade of the lab.
-        out.line(_say('cannot_grade', lang, error=result['cluster_error']))
+        say_why.line(_say('cannot_grade', lang, error=result['cluster_error']))
         return CANNOT_GRADE_EXIT
     down = [c for c in grade['environment'] if c['status'] != 'passed']
     if down and not as_json:
@@ -332,7 +334,7 @@ def main(argv=None, config_path=None, stdout=None, stderr=None, cluster=None):
     settings = settings_of(config, lang)
     try:
         if args.command == 'check':
-            return check(settings, args.step, lang, out, as_json, cluster=cluster)
+            return check(settings, args.step, lang, out, as_json, cluster=cluster, err=err)
         if args.command == 'status':
             return status(settings, lang, out, as_json)
         return hint(args.step, lang, out, as_json)

@@ -158,6 +158,11 @@ def test_an_unreadable_cluster_cannot_be_graded(tmp_path):
                            cluster=FakeCluster(state, error=message))
     assert code == 2
     assert out.splitlines()[-1] == "could not grade: " + message
+    # With --json, stdout stays JSON for a platform to parse; why it could not grade goes to stderr.
+    code, out, err = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues", "--json",
+                             cluster=FakeCluster(state, error=message))
+    assert code == 2 and json.loads(out)["id"] == "queues"
+    assert err.strip() == "could not grade: " + message
 
 
 def test_a_stopped_kai_component_fails_the_step_and_says_so(tmp_path):
