@@ -214,7 +214,7 @@ def check(settings, step_id, lang, out, as_json, cluster=None, err=None):
         say_why.line(_say('cannot_grade', lang, error=_unknown_step(step_id, lang)))
         return CANNOT_GRADE_EXIT
     whole = step_id in (None, 'all')
-    # Imported here: status and hint need neither the kubernetes client nor its import time.
+    # Imported here: status and hint need none of the grader's modules.
     from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session
     try:
         result = grade_session.grade(settings, None if whole else [step_id], write=True, reports=whole,
