@@ -71,6 +71,7 @@ def _api_exception(exc):
         return ApiException(exc.status, exc.reason, exc.body)
     return None
 
+
 # apiVersion, kind -> (path prefix, plural, namespaced)
 KINDS = {
     ('v1', 'Pod'): ('api/v1', 'pods', True),
