@@ -27,7 +27,9 @@ description:
     that remain and the learner's files are used; when those are gone too,
     the check is V(unverified) rather than passed or failed blindly.
   - With O(steps), only those steps are graded now, the way a check button
-    works while the learner does the lab.
+    works while the learner does the lab. The learner's own check button,
+    C(kai-lab check STEP) (installed by C(provision.yml)), runs this very
+    grade (the same checks, words and record).
   - With O(record_path), what a grade verified (check id, time, the evidence
     it saw, for KAI's word the event's uid, reason, message, source and time)
     is added to the grader's own record there. A later grade whose live proof
@@ -43,11 +45,6 @@ description:
     most 256 KiB (no symlinks, FIFOs or devices); YAML aliases, tags without
     a JSON equivalent and nesting deeper than 64 levels fail the check
     reading them. Messages are single printable lines.
-  - O(workdir) (and O(output_dir)) are opened once, without following a
-    link at any level, before anything is read or written; every later read
-    and write goes through that directory. A workdir that is a link, goes
-    through one, or lies below a directory another user can change fails
-    the grade naming it, and nothing is written.
 options:
   lang:
     description: Language of messages and hints.
@@ -159,46 +156,10 @@ files:
   elements: str
 '''
 
-import json
-import time
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import grade_with_record
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
-from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError, open_workdir
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
-
-
-class _Unreachable(object):
-    """Stands in for a cluster whose kubeconfig cannot even be loaded."""
-
-    def __init__(self, message):
-        self.message = message
-
-    def list(self, *args, **kwargs):
-        raise ClusterError(self.message)
-
-    get = list
-
-
-def _open(module, path):
-    """path as a learner_read.Workdir (created 0700 when missing), or fail naming what is wrong with it.
-
-    In check mode a missing directory stays missing: its files read as
-    missing and nothing is written.
-    """
-    try:
-        return open_workdir(path, create=not module.check_mode)
-    except LearnerFileError as exc:
-        if exc.missing and module.check_mode:
-            return path
-        module.fail_json(msg='%s / %s' % (exc.problem['en'], exc.problem['ko']))
 
 
 def main():
@@ -213,53 +174,16 @@ def main():
         record_path=dict(type='path'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    try:
-        kai_profiles.profile_for(module.params['kai_version'])
-    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
-        module.fail_json(msg=str(exc))
-    params = module.params
-    deadline = time.monotonic() + params['time_limit']
-    step_ids, unknown = step_selection(params['steps'])
-    if unknown:
-        module.fail_json(msg=unknown)
-
     require_libraries(module)
-    # Opened once, no link at any level: the grade reads the learner's files
-    # and writes grade.json through these descriptors only (issue 18).
-    workdir = _open(module, params['workdir'])
-    output_dir = params['output_dir'] or params['workdir']
-    output = workdir if output_dir == params['workdir'] else _open(module, output_dir)
-    # Reads share the grade's time budget: an API server that accepts
-    # connections but never answers must not use it all up.
-    request_timeout = max(1, min(params['request_timeout'], params['time_limit'] // 6))
+    settings = dict((key, module.params[key]) for key in grade_session.DEFAULTS)
+    # The grade itself is the one shared with the learner's kai-lab command (grade_session.py).
     try:
-        cluster = Cluster(params['kubeconfig'], params['context'], request_timeout, retries=0)
-    except ClusterError as exc:
-        cluster = _Unreachable(str(exc))
-
-    if params['health_urls']:
-        health = probe_urls(params['health_urls'])
-    else:
-        health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
-    snapshot = Snapshot(cluster, params['namespace'], workdir, health=health, kai_version=params['kai_version'],
-                        deadline=deadline)
-    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
-    grade = grade_with_record(snapshot, lambda: grader.run(step_ids), params['record_path'], params['workdir'],
-                              write=not module.check_mode)
-    grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-
-    files = []
-    if not module.check_mode:
-        try:
-            for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True, allow_nan=False) + '\n'),
-                                  ('grade-junit.xml', junit_xml(grade))):
-                # mkstemp + rename, mode 0600: a learner's planted link is replaced, never written through.
-                files.append(write_file(output, name, content))
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='could not write the grade to %s: %s' % (output_dir, exc), grade=grade)
-        except LearnerFileError as exc:
-            module.fail_json(msg='could not write the grade: %s' % exc.problem['en'], grade=grade)
-    module.exit_json(changed=False, grade=grade, table=summary_table(grade), files=files)
+        result = grade_session.grade(settings, module.params['steps'], write=not module.check_mode)
+    except grade_session.GradeError as exc:
+        if exc.grade is None:
+            module.fail_json(msg=exc.message)
+        module.fail_json(msg=exc.message, grade=exc.grade)
+    module.exit_json(changed=False, grade=result['grade'], table=result['table'], files=result['files'])
 
 
 if __name__ == '__main__':
