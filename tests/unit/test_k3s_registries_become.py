@@ -142,7 +142,16 @@ def test_the_lab_roles_become_root_on_the_vm_only(target, become):
     templar = Templar(loader=DataLoader(), variables=dict(kai_lab_vars, kai_lab_target=target))
     assert templar.template(trust_as_template("{{ kai_lab_become }}")) is become
     # Every kai_lab task that runs a module on the VM says so.
+    # cli.yml becomes through its include (apply); its controller-side task never does.
+    environment = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "environment.yml").read_text())
+    cli_include = next(t for t in environment if "ansible.builtin.include_tasks" in t)
+    assert cli_include["ansible.builtin.include_tasks"]["apply"]["become"] == "{{ kai_lab_become }}"
+    for task in yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli.yml").read_text()):
+        if task.get("delegate_to") == "localhost":
+            assert task["become"] is False, task["name"]
     for path in sorted((ROOT / "roles" / "kai_lab" / "tasks").glob("*.yml")):
+        if path.name == "cli.yml":
+            continue
         for task in yaml.safe_load(path.read_text()) or []:
             module = next((k for k in task if k.startswith(("kubernetes.core.", "gsb.kai_lab.", "ansible.builtin.file",
                                                              "ansible.builtin.stat", "ansible.builtin.find",
