@@ -57,7 +57,8 @@ options:
     type: dict
     default: {}
   kai_namespace:
-    description: Namespace of KAI's Deployments, read when O(health_urls) is empty.
+    description: Namespace of KAI's Deployments, read when O(health_urls) is empty, and where the version of
+      the KAI that runs is read when O(kai_record) is unset.
     type: str
     default: kai-scheduler
   kai_deployments:
@@ -89,6 +90,7 @@ options:
     type: path
 extends_documentation_fragment:
   - gsb.kai_lab.lab
+  - gsb.kai_lab.kai_running
   - gsb.kai_lab.connection
 attributes:
   check_mode:
@@ -124,6 +126,17 @@ grade:
       description: Version of this structure.
       type: int
       sample: 1
+    kai_version:
+      description: The version of the KAI that was graded, read from what runs (see O(kai_record)).
+      type: str
+      sample: v0.12.0
+    kai:
+      description:
+        - Which KAI was graded, C(version), C(source) (where it was read), C(lab_version) (the lab text's),
+          C(differences) (the steps whose form differs on this KAI, each C(step), C(number), C(since)) and
+          C(line), the sentence saying it, in the grade's language (also the table's first line and the
+          JUnit properties).
+      type: dict
     passed:
       description: Whether every check and the environment passed.
       type: bool
@@ -159,10 +172,10 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, kai_line, summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import grade_with_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
@@ -194,11 +207,8 @@ def main():
         steps=dict(type='list', elements='str', default=['all']),
         record_path=dict(type='path'),
     )
+    argument_spec.update(kai_running.RUNNING_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    try:
-        kai_profiles.profile_for(module.params['kai_version'])
-    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
-        module.fail_json(msg=str(exc))
     params = module.params
     deadline = time.monotonic() + params['time_limit']
     step_ids, unknown = step_selection(params['steps'])
@@ -214,15 +224,19 @@ def main():
     except ClusterError as exc:
         cluster = _Unreachable(str(exc))
 
+    # Graded against the KAI that runs; unreadable or not the expected one: fail before any check.
+    running = kai_running.for_module(module, cluster)
     if params['health_urls']:
         health = probe_urls(params['health_urls'])
     else:
         health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
-    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health, kai_version=params['kai_version'])
+    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health, kai_version=running.version)
     grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
     grade = grade_with_record(snapshot, lambda: grader.run(step_ids), params['record_path'], params['workdir'],
                               write=not module.check_mode)
     grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    grade['kai'] = kai_running.describe(running)
+    grade['kai']['line'] = kai_line(grade['kai'], params['lang'])
 
     files = []
     if not module.check_mode:

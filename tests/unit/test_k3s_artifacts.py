@@ -262,7 +262,7 @@ def test_images_are_pulled_online_and_required_airgapped():
     tasks = {t["name"]: t for t in _tasks("images.yml")}
     missing = tasks["Find the lab's images k3s does not have"]["ansible.builtin.set_fact"]["k3s_images_missing"]
     listing = {"stdout": '{"images": [{"repoTags": ["docker.io/library/ubuntu:22.04"]}, {"repoTags": []}]}'}
-    templar = _templar(k3s_images_present=listing, kai_lab_kai_version="v0.18.6")
+    templar = _templar(k3s_images_present=listing, kai_lab_k3s_kai_version="v0.18.6")
     left = templar.template(trust_as_template(missing))
     assert "docker.io/library/ubuntu:22.04" not in left
     assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" in left
