@@ -20,6 +20,9 @@ description:
   - Companion filters of the same file render a profile for the sim's settings
     C(kai_sim_components), C(kai_scheduler_config), C(kai_chart_values), C(kai_config_patch),
     C(kai_select_config), C(kai_webhooks), C(kai_go_mod), C(kai_tools_go), C(kai_sim_ports).
+  - C(kai_sim_record(buildinfo, binaries, own)) gives the sim's record of the KAI it runs (module_utils/kai_running.py)
+    from C(go version -m) output of the binaries (name to path); it fails, naming both, when a binary names another
+    KAI version than I(_input).
   - C(kai_chart_values(settings, helm_template)) gives the chart values; I(helm_template=false) leaves out those
     only C(helm template) needs (the sim), for a Helm install (k3s).
 options:
@@ -43,7 +46,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render, kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render, kai_profiles, kai_running
 
 
 def _wrap(function):
@@ -68,4 +71,5 @@ class FilterModule(object):
             'kai_go_mod': _wrap(render.go_mod),
             'kai_tools_go': _wrap(render.tools_go),
             'kai_sim_ports': _wrap(kai_profiles.sim_ports),
+            'kai_sim_record': _wrap(kai_running.sim_record),
         }

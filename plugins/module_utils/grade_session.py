@@ -17,8 +17,8 @@ __metaclass__ = type
 import json
 import time
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles, kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, kai_line, summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import grade_with_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
@@ -34,7 +34,10 @@ REPORT_FILES = ('grade.json', 'grade-junit.xml')
 DEFAULTS = {
     'namespace': 'kai-lab',
     'workdir': '/root/gsb-kai',
-    'kai_version': 'v0.18.6',
+    # Only a check: set and not the KAI that runs, the grade is refused (kai_running).
+    'kai_version': None,
+    # The sim's record of the KAI it started; unset: read through the API (k3s).
+    'kai_record': None,
     'kubeconfig': None,
     'context': None,
     'request_timeout': 10,
@@ -69,11 +72,19 @@ class Unreachable(object):
     get = list
 
 
-def kai_version_of(settings):
-    """The KAI version graded against (the one place it is read); KaiProfileError names a version no profile covers."""
-    version = settings['kai_version']
-    kai_profiles.profile_for(version)
-    return version
+def running_kai(settings, cluster):
+    """The KAI that runs (the one place the grade reads it), checked against settings' kai_version.
+
+    GradeError when it cannot be read (naming what was looked at), differs
+    from kai_version, or has no profile.
+    """
+    try:
+        running = kai_running.running_kai(cluster, settings['kai_record'], settings['kai_namespace'])
+        kai_running.check_expected(settings['kai_version'], running)
+        kai_profiles.profile_for(running.version)
+    except (kai_running.KaiVersionUnknown, kai_running.KaiVersionMismatch, kai_profiles.KaiProfileError) as exc:
+        raise GradeError(str(exc))
+    return running
 
 
 def connect(settings):
@@ -112,10 +123,6 @@ def grade(settings, steps=None, write=True, cluster=None, reports=True):
     saying so).
     """
     settings = complete(settings)
-    try:
-        kai_version = kai_version_of(settings)
-    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
-        raise GradeError(str(exc))
     deadline = time.monotonic() + settings['time_limit']
     step_ids, unknown = step_selection(steps or ['all'])
     if unknown:
@@ -127,8 +134,10 @@ def grade(settings, steps=None, write=True, cluster=None, reports=True):
     output = workdir if output_path == settings['workdir'] else open_directory(output_path, create=write and reports)
     if cluster is None:
         cluster = connect(settings)
+    # Graded against the KAI that runs; unreadable or not the expected one: refused before any check.
+    running = running_kai(settings, cluster)
     health = probe_urls(settings['health_urls']) if settings['health_urls'] else None
-    snapshot = Snapshot(cluster, settings['namespace'], workdir, health=health, kai_version=kai_version,
+    snapshot = Snapshot(cluster, settings['namespace'], workdir, health=health, kai_version=running.version,
                         deadline=deadline)
     if health is None and not snapshot.error:
         # KAI's Deployments are read after the snapshot: an API server that does not answer costs one timeout, not two.
@@ -137,6 +146,8 @@ def grade(settings, steps=None, write=True, cluster=None, reports=True):
     result = grade_with_record(snapshot, lambda: grader.run(step_ids), settings['record_path'], settings['workdir'],
                                write=write)
     result['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    result['kai'] = kai_running.describe(running)
+    result['kai']['line'] = kai_line(result['kai'], settings['lang'])
     files = write_reports(result, output) if write and reports else []
     return {'grade': result, 'table': summary_table(result), 'files': files, 'cluster_error': snapshot.error}
 

@@ -38,7 +38,7 @@ LANGS = ('ko', 'en')
 
 # The config's keys that are grade settings (grade_session.DEFAULTS); others:
 # version (the collection's), target, sim_state_dir.
-SETTING_KEYS = ('namespace', 'workdir', 'kai_version', 'kubeconfig', 'context', 'request_timeout', 'lang',
+SETTING_KEYS = ('namespace', 'workdir', 'kai_version', 'kai_record', 'kubeconfig', 'context', 'request_timeout', 'lang',
                 'health_urls', 'kai_namespace', 'kai_deployments', 'output_dir', 'time_limit', 'record_path')
 
 WORDS = {

@@ -231,6 +231,23 @@ _V0_18 = dict(copy.deepcopy(_V0_17), line='v0.18', min_version=(0, 18, 0), max_v
 
 PROFILES = (_V0_12, _V0_17, _V0_18)
 
+# The KAI version the lab text is written for (the k3s VM's).
+LAB_VERSION = 'v0.18.6'
+
+# Steps whose form differs from the lab text on some KAI versions: a step
+# differs on a version whose profile has its switch off. 'since' is the first
+# version with the lab text's form (the grade's words say it).
+FORM_DIFFERENCES = (
+    {'step': 'gang', 'switch': 'job_gang', 'since': 'v0.14.7'},
+)
+
+
+def form_differences(version):
+    """The FORM_DIFFERENCES entries that apply on version (a copy each)."""
+    profile = profile_for(version)
+    return [dict(entry) for entry in FORM_DIFFERENCES if not profile[entry['switch']]]
+
+
 # The only version with a committed go.sum (roles/sim_binaries/files/kai-locks).
 LOCKED_VERSIONS = ('v0.12.0',)
 

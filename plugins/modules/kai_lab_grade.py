@@ -59,7 +59,8 @@ options:
     type: dict
     default: {}
   kai_namespace:
-    description: Namespace of KAI's Deployments, read when O(health_urls) is empty.
+    description: Namespace of KAI's Deployments, read when O(health_urls) is empty, and where the version of
+      the KAI that runs is read when O(kai_record) is unset.
     type: str
     default: kai-scheduler
   kai_deployments:
@@ -91,6 +92,7 @@ options:
     type: path
 extends_documentation_fragment:
   - gsb.kai_lab.lab
+  - gsb.kai_lab.kai_running
   - gsb.kai_lab.connection
 attributes:
   check_mode:
@@ -126,6 +128,17 @@ grade:
       description: Version of this structure.
       type: int
       sample: 1
+    kai_version:
+      description: The version of the KAI that was graded, read from what runs (see O(kai_record)).
+      type: str
+      sample: v0.12.0
+    kai:
+      description:
+        - Which KAI was graded, C(version), C(source) (where it was read), C(lab_version) (the lab text's),
+          C(differences) (the steps whose form differs on this KAI, each C(step), C(number), C(since)) and
+          C(line), the sentence saying it, in the grade's language (also the table's first line and the
+          JUnit properties).
+      type: dict
     passed:
       description: Whether every check and the environment passed.
       type: bool
@@ -157,7 +170,7 @@ files:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session, kai_running
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
 
@@ -173,6 +186,7 @@ def main():
         steps=dict(type='list', elements='str', default=['all']),
         record_path=dict(type='path'),
     )
+    argument_spec.update(kai_running.RUNNING_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     require_libraries(module)
     settings = dict((key, module.params[key]) for key in grade_session.DEFAULTS)

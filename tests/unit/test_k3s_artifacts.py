@@ -278,7 +278,7 @@ def test_online_mode_installs_k3s_images_from_the_pinned_archive():
 
 def _images_missing(listing: dict, **overrides) -> list[str]:
     task = next(t for t in _tasks("images.yml") if t["name"] == "Find the lab's images k3s does not have")
-    templar = _templar(k3s_images_present={"stdout": json.dumps(listing)}, kai_lab_kai_version="v0.18.6", **overrides)
+    templar = _templar(k3s_images_present={"stdout": json.dumps(listing)}, kai_lab_k3s_kai_version="v0.18.6", **overrides)
     templar.available_variables = {**templar.available_variables, **trust(task["vars"])}
     return templar.template(trust_as_template(task["ansible.builtin.set_fact"]["k3s_images_missing"]))
 
@@ -326,7 +326,7 @@ def test_a_digest_that_is_not_sha256_is_refused():
     conditions = task["ansible.builtin.assert"]["that"]
 
     def holds(digests):
-        templar = _templar(k3s_image_digests=digests, kai_lab_kai_version="v0.18.6")
+        templar = _templar(k3s_image_digests=digests, kai_lab_k3s_kai_version="v0.18.6")
         return all(templar.evaluate_conditional(trust_as_template(c)) for c in conditions)
 
     assert holds({}) and holds({"docker.io/library/ubuntu:22.04": DIGEST})

@@ -123,7 +123,8 @@ def test_kai_images_are_the_pinned_release():
             assert image.endswith(":v0.18.6"), image
     # The chart the kai_scheduler role installs is the one listed.
     defaults = yaml.safe_load((KAI / "defaults" / "main.yml").read_text())
-    assert defaults["kai_scheduler_chart_version"] in IMAGES["kai_scheduler"]
+    lab_defaults = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
+    assert lab_defaults["kai_lab_k3s_kai_version"] in IMAGES["kai_scheduler"]
     assert defaults["kai_scheduler_chart_ref"].startswith("oci://" + KAI_REGISTRY)
 
 
@@ -177,12 +178,12 @@ def _needed(**overrides):
 
 
 def test_the_vm_needs_the_union_once():
-    needed = _needed(kai_lab_kai_version="v0.18.6")
+    needed = _needed(kai_lab_k3s_kai_version="v0.18.6")
     assert needed == sorted(set(IMAGES["kai_scheduler"]["v0.18.6"] + IMAGES["fake_gpu_operator"]["0.2.0"]
                                 + IMAGES["lab"]))
     assert needed.count("docker.io/library/ubuntu:22.04") == 1
     # An unpinned version has no list; tasks/images.yml refuses it by name.
-    assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" not in _needed(kai_lab_kai_version="v0.19.0")
+    assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" not in _needed(kai_lab_k3s_kai_version="v0.19.0")
 
 
 def _readme_table() -> dict[str, str]:

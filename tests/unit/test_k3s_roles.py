@@ -21,7 +21,10 @@ K3S = ROOT / "roles" / "k3s"
 
 
 def _defaults(role: Path) -> dict:
-    return trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
+    variables = trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
+    if (role / "vars" / "main.yml").exists():  # derived values (kai_scheduler_chart_version)
+        variables.update(trust(DataLoader().load_from_file(str(role / "vars" / "main.yml"))))
+    return variables
 
 
 def _templar(*roles: Path, **overrides) -> Templar:
@@ -122,13 +125,15 @@ def test_chart_source_registry_airgap_or_archive(role, fact, version, chart_arch
     set_fact = _task(role, "Choose the" if role is FGO else "Set the chart version")["ansible.builtin.set_fact"]
     expression = set_fact[fact]
 
-    online = _templar(role)
+    # KAI's chart version is the lab's one k3s input (kai_lab_k3s_kai_version).
+    lab = {"kai_lab_k3s_kai_version": version} if role is KAI else {}
+    online = _templar(role, **lab)
     assert _render(online, expression).strip() == ""
 
-    airgap = _templar(role, k3s_airgap_dir="/srv/lab", k3s_charts_dir="/var/lib/gsb-kai-lab/charts")
+    airgap = _templar(role, k3s_airgap_dir="/srv/lab", k3s_charts_dir="/var/lib/gsb-kai-lab/charts", **lab)
     assert _render(airgap, expression).strip() == f"/var/lib/gsb-kai-lab/charts/{file_name}"
 
-    explicit = _templar(role, **{chart_archive_var: "/root/chart.tgz", "k3s_airgap_dir": "/srv/lab"})
+    explicit = _templar(role, **{chart_archive_var: "/root/chart.tgz", "k3s_airgap_dir": "/srv/lab"}, **lab)
     assert _render(explicit, expression).strip() == "/root/chart.tgz"
 
 
