@@ -54,10 +54,12 @@ DEFAULTS = {
 class GradeError(Exception):
     """The grade could not be made or written; grade is what was graded, if anything."""
 
-    def __init__(self, message, grade=None):
+    def __init__(self, message, grade=None, environment=None):
         super(GradeError, self).__init__(message)
         self.message = message
         self.grade = grade
+        # The environment check that stopped the grade (the KAI version could not be read).
+        self.environment = environment
 
 
 class Unreachable(object):
@@ -82,7 +84,10 @@ def running_kai(settings, cluster):
         running = kai_running.running_kai(cluster, settings['kai_record'], settings['kai_namespace'])
         kai_running.check_expected(settings['kai_version'], running)
         kai_profiles.profile_for(running.version)
-    except (kai_running.KaiVersionUnknown, kai_running.KaiVersionMismatch, kai_profiles.KaiProfileError) as exc:
+    except kai_running.KaiVersionUnknown as exc:
+        raise GradeError(str(exc), environment=[{'id': 'environment.kai_version', 'status': 'failed',
+                                                 'looked_at': exc.looked_at}])
+    except (kai_running.KaiVersionMismatch, kai_profiles.KaiProfileError) as exc:
         raise GradeError(str(exc))
     return running
 

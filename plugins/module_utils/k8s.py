@@ -78,6 +78,8 @@ KINDS = {
     ('v1', 'ConfigMap'): ('api/v1', 'configmaps', True),
     ('v1', 'Event'): ('api/v1', 'events', True),
     ('v1', 'Namespace'): ('api/v1', 'namespaces', False),
+    # Helm's release records (kai_running reads the deployed chart's version on k3s).
+    ('v1', 'Secret'): ('api/v1', 'secrets', True),
     ('v1', 'Node'): ('api/v1', 'nodes', False),
     ('batch/v1', 'Job'): ('apis/batch/v1', 'jobs', True),
     ('apps/v1', 'Deployment'): ('apis/apps/v1', 'deployments', True),

@@ -194,9 +194,8 @@ def main():
     try:
         result = grade_session.grade(settings, module.params['steps'], write=not module.check_mode)
     except grade_session.GradeError as exc:
-        if exc.grade is None:
-            module.fail_json(msg=exc.message)
-        module.fail_json(msg=exc.message, grade=exc.grade)
+        found = dict((key, value) for key, value in (('grade', exc.grade), ('environment', exc.environment)) if value)
+        module.fail_json(msg=exc.message, **found)
     module.exit_json(changed=False, grade=result['grade'], table=result['table'], files=result['files'])
 
 

@@ -31,6 +31,8 @@ def _role_vars(machine: str = "x86_64", **overrides) -> dict:
     variables.update(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
     variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
     variables["ansible_facts"] = {"architecture": machine}
+    # The one KAI input of the k3s target (roles/kai_lab defaults), which the image list follows.
+    variables["kai_lab_k3s_kai_version"] = "v0.18.6"
     variables.update(overrides)
     return variables
 

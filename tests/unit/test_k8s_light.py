@@ -133,10 +133,13 @@ def test_the_grade_does_not_import_the_kubernetes_client(tmp_path, api_server):
     code = (
         "import sys; sys.path.insert(0, %r)\n"
         "from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session\n"
-        "result = grade_session.grade({'kubeconfig': %r, 'workdir': %r, 'kai_version': 'v0.12.0', 'lang': 'en'},"
+        "from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running\n"
+        "import json; record = %r\n"
+        "open(record, 'w').write(json.dumps(kai_running.sim_record('v0.12.0', '', {})))\n"
+        "result = grade_session.grade({'kubeconfig': %r, 'workdir': %r, 'kai_record': record, 'lang': 'en'},"
         " ['queues'], write=False)\n"
         "print(result['grade']['steps'][0]['id'], 'kubernetes.client' in sys.modules)\n"
-        % (str(COLLECTION_PATH), path, str(tmp_path)))
+        % (str(COLLECTION_PATH), str(tmp_path / "kai-version.json"), path, str(tmp_path)))
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["queues", "False"]

@@ -27,7 +27,7 @@ from ansible.template import Templar, trust_as_template
 import kai_v017 as hand
 from conftest import COLLECTION_PATH, REPO, FakeCluster, sim_state, write_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session, kai_lab_cli
-from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running, steps
 from ansible_collections.gsb.kai_lab.plugins.modules import kai_lab_grade
 
 NS = hand.NAMESPACE
@@ -35,10 +35,17 @@ STEP_IDS = list(steps.STEP_IDS)
 HANGUL = "\uac00-\ud7a3"
 
 
+def sim_kai_record(tmp_path):
+    """The sim's record of the KAI it started (kai_running.sim_record), here the recorded lab's KAI."""
+    path = tmp_path / "kai-version.json"
+    path.write_text(json.dumps(kai_running.sim_record(hand.KAI_VERSION, "", {})))
+    return str(path)
+
+
 def write_config(tmp_path, workdir, **overrides):
     """The settings file provision writes (roles/kai_lab/tasks/cli.yml), for a lab in workdir."""
     config = {"version": "9.8.7", "target": "sim", "namespace": NS, "workdir": str(workdir), "lang": "ko",
-              "kai_version": hand.KAI_VERSION, "kubeconfig": str(tmp_path / "no-kubeconfig"), "health_urls": {},
+              "kai_record": sim_kai_record(tmp_path), "kubeconfig": str(tmp_path / "no-kubeconfig"), "health_urls": {},
               "kai_deployments": [], "kai_namespace": "kai-scheduler", "output_dir": str(workdir), "time_limit": 30,
               "record_path": str(tmp_path / "records" / ("%s.json" % NS)), "sim_state_dir": str(tmp_path)}
     config.update(overrides)
@@ -85,7 +92,7 @@ def test_replay_each_step_passes_through_kai_lab_and_the_module_alike(tmp_path, 
     from_cli = json.loads(cli_json[1])
 
     result = module_grade(monkeypatch, capsys, FakeCluster(state), {
-        "namespace": NS, "workdir": workdir, "kai_version": hand.KAI_VERSION, "lang": "en", "steps": [step_id],
+        "namespace": NS, "workdir": workdir, "kai_record": sim_kai_record(tmp_path), "lang": "en", "steps": [step_id],
         "output_dir": str(tmp_path / "module-out"),
         "record_path": str(tmp_path / "module-records" / ("%s.json" % NS))})
     assert not result.get("failed"), result.get("msg")
