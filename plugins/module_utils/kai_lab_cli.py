@@ -255,8 +255,23 @@ def check(settings, step_id, lang, out, as_json, cluster=None, err=None):
     return PASSED_EXIT if grade['passed'] else NOT_PASSED_EXIT
 
 
-def status(settings, lang, out, as_json):
-    """kai-lab status: what the grader's record holds per step, and what is next; exit 0 when every step passed."""
+def kai_of(settings, lang, cluster=None):
+    """(the KAI line, its dict) of the KAI that runs, or (why it cannot be read, None): status says it first."""
+    from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_output, grade_session, kai_running
+    settings = grade_session.complete(settings)
+    try:
+        if cluster is None and not settings.get('kai_record'):
+            cluster = grade_session.connect(settings)  # k3s: read through the API
+        kai = kai_running.describe(grade_session.running_kai(settings, cluster))
+    except grade_session.GradeError as exc:
+        return console(exc.message), None
+    return console(grade_output.kai_line(kai, lang)), kai
+
+
+def status(settings, lang, out, as_json, cluster=None):
+    """kai-lab status: the KAI that runs, what the grader's record holds per step, and what is next;
+    exit 0 when every step passed."""
+    kai_said, kai = kai_of(settings, lang, cluster)
     path = settings.get('record_path')
     record, notes = grade_record_store.load(path, settings['namespace'])
     recorded = record['checks']
@@ -270,9 +285,11 @@ def status(settings, lang, out, as_json):
     done = set(r['id'] for r in rows if r['passed'])
     following = _next_step(done)
     if as_json:
-        out.json({'record': path, 'notes': [n.get(lang) or n['en'] for n in notes], 'steps': rows,
+        out.json({'kai': kai or {'error': kai_said}, 'record': path,
+                  'notes': [n.get(lang) or n['en'] for n in notes], 'steps': rows,
                   'next': following.id if following else None})
     else:
+        out.line(kai_said)
         exists = path and os.path.exists(path)
         out.line(_say('record' if exists else 'no_record', lang, path=path))
         for note in notes:
@@ -336,7 +353,7 @@ def main(argv=None, config_path=None, stdout=None, stderr=None, cluster=None):
         if args.command == 'check':
             return check(settings, args.step, lang, out, as_json, cluster=cluster, err=err)
         if args.command == 'status':
-            return status(settings, lang, out, as_json)
+            return status(settings, lang, out, as_json, cluster=cluster)
         return hint(args.step, lang, out, as_json)
     except Exception as exc:  # never a traceback for the learner
         err.line(_say('internal', lang, error='%s: %s' % (type(exc).__name__, exc)))

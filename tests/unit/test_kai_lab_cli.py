@@ -126,7 +126,7 @@ def test_replay_steps_checked_as_done_keep_the_proof_when_events_are_gone(tmp_pa
     assert on_disk["steps"] == grade["steps"] and Path(workdir, "grade-junit.xml").is_file()
     code, out, _ = kai_lab(config, "status")
     assert code == 0
-    assert all(" passed, verified " in line for line in out.splitlines()[1:9]), out
+    assert all(" passed, verified " in line for line in out.splitlines()[2:10]), out
     assert out.splitlines()[-1] == "every step is checked: kai-lab check grades the whole lab"
 
 
@@ -229,9 +229,19 @@ def test_status_of_a_new_lab_says_what_is_next(tmp_path):
     config = write_config(tmp_path, tmp_path / "gsb-kai", lang="en")
     code, out, _ = kai_lab(config, "status")
     lines = out.splitlines()
-    assert code == 1 and lines[0].startswith("grader's record: none yet")
-    assert lines[1].split() == ["1", "queues", "not", "checked", "yet", "(Queue", "hierarchy)"]
+    # First the KAI that runs, as the learner reads it before starting (issue 19).
+    assert code == 1 and lines[0].startswith("KAI-Scheduler %s (read from the sim record " % hand.KAI_VERSION), out
+    assert lines[1].startswith("grader's record: none yet")
+    assert lines[2].split() == ["1", "queues", "not", "checked", "yet", "(Queue", "hierarchy)"]
     assert lines[-1] == "next: step 1 queues (Queue hierarchy), then kai-lab check queues"
+
+
+def test_status_says_when_the_running_kai_cannot_be_read(tmp_path):
+    config = write_config(tmp_path, tmp_path / "gsb-kai", lang="en", kai_record=str(tmp_path / "missing.json"))
+    code, out, _ = kai_lab(config, "status", "--json")
+    said = json.loads(out)
+    assert code == 1 and said["kai"]["error"].startswith("environment: the version of the KAI-Scheduler that runs")
+    assert str(tmp_path / "missing.json") in said["kai"]["error"]
 
 
 def test_a_learner_string_with_control_characters_prints_as_one_line(tmp_path):
