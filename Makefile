@@ -52,3 +52,4 @@ bench: venv
 	tests/benchmarks/bench_provision.sh
 	tests/benchmarks/bench_solve.sh
 	tests/benchmarks/bench_grade.sh 5
+	tests/benchmarks/bench_check.sh 5

@@ -58,10 +58,10 @@ for playbook in provision solve grade; do
   echo "   passed in $((SECONDS - start)) s"
 done
 python - "$work/gsb-kai/grade.json" playbooks/inventories/class-grade/class.json <<'PY'
-import json, sys
+import json, os, sys
 grade = json.load(open(sys.argv[1]))
-summary = json.load(open(sys.argv[2]))
 assert grade['score'] == 100.0 and grade['passed'], grade['counts']
-assert [(r['learner'], r['score']) for r in summary['learners']] == [('localhost', 100.0)], summary['learners']
-print('   grade.json: %s%%, class summary: %s' % (grade['score'], summary['counts']))
+# One learner: no class summary unless kai_lab_class_dir asks for one.
+assert not os.path.exists(sys.argv[2]), sys.argv[2]
+print('   grade.json: %s%%, no class summary for one learner' % grade['score'])
 PY

@@ -68,7 +68,8 @@ grep -q "Validating arguments against arg spec 'main'" <<<"$out" && ! grep -q "T
   || { echo "$out" | tail -20; echo "the wrong target was not caught first"; exit 1; }
 
 echo "== grade with -e kai_lab_hosts=learners: an unreachable learner is a row"
-ansible-playbook -i "$work/learners.yml" gsb.kai_lab.grade -e kai_lab_hosts=learners >"$work/grade.log" 2>&1 \
+ansible-playbook -i "$work/learners.yml" gsb.kai_lab.grade -e kai_lab_hosts=learners \
+  -e kai_lab_class_dir="$work/class-grade" >"$work/grade.log" 2>&1 \
   || { tail -30 "$work/grade.log"; echo "grade failed on an unreachable learner"; exit 1; }
 python - "$work/class-grade/class.json" <<'PY'
 import json, sys

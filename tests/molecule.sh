@@ -9,8 +9,16 @@
 # mistakes runs first: it builds (or reuses) the sim's binaries the normal
 # way. default then runs KAI through kai_lab_sim_kai_bin_dir and
 # kai_lab_sim_kai_chart_dir ("your own KAI"), given v0.12.0's binaries and chart.
+#
+# KAI_LAB_SCENARIOS="k3s" (or "mistakes default", ...) runs only those;
+# KAI_LAB_SCENARIOS=none runs none (only the k3s scenario's offline checks below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The repository is the collection gsb.kai_lab through the committed link
+# .collections/ansible_collections/gsb/kai_lab, as the Makefile exports it:
+# without it molecule/k3s cannot resolve gsb.kai_lab.provision (a fresh clone,
+# no make).
+export ANSIBLE_COLLECTIONS_PATH="$PWD/.collections"
 # The scenarios live in molecule/ (not extensions/molecule): say so to molecule.
 export MOLECULE_GLOB="molecule/*/molecule.yml"
 cache=${KAI_LAB_CACHE:-$HOME/.cache/gsb-kai-lab}
@@ -51,9 +59,13 @@ else
     ansible-playbook --syntax-check -i localhost, "$playbook" >/dev/null
   done
 fi
-if [ -n "${KAI_LAB_SCENARIOS:-}" ]; then read -r -a scenarios <<<"$KAI_LAB_SCENARIOS"; fi
+if [ "${KAI_LAB_SCENARIOS:-}" = none ]; then
+  scenarios=()
+elif [ -n "${KAI_LAB_SCENARIOS:-}" ]; then
+  read -r -a scenarios <<<"$KAI_LAB_SCENARIOS"
+fi
 status=0
-for scenario in "${scenarios[@]}"; do
+for scenario in "${scenarios[@]+"${scenarios[@]}"}"; do
   [ "$scenario" = default ] && own_kai
   # Molecule empties a scenario's directory only after a whole test sequence:
   # a run stopped early (molecule crashing, a killed job) leaves its lab files

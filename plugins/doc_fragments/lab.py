@@ -19,11 +19,4 @@ options:
     description: The learner's directory for the lab's files.
     type: path
     default: /root/gsb-kai
-  kai_version:
-    description:
-      - Version of KAI-Scheduler running in the cluster, recorded in the grade.
-      - Before v0.14.7 a batch Job is not grouped into one PodGroup, so step
-        C(gang) uses an explicit PodGroup of three pods instead of the lab's Job.
-    type: str
-    default: v0.18.6
 '''

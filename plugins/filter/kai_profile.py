@@ -13,7 +13,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render, kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render, kai_profiles, kai_running
 
 
 def _wrap(function):
@@ -38,4 +38,5 @@ class FilterModule(object):
             'kai_go_mod': _wrap(render.go_mod),
             'kai_tools_go': _wrap(render.tools_go),
             'kai_sim_ports': _wrap(kai_profiles.sim_ports),
+            'kai_sim_record': _wrap(kai_running.sim_record),
         }

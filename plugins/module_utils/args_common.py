@@ -22,7 +22,6 @@ CONNECTION_ARGS = dict(
 LAB_ARGS = dict(
     namespace=dict(type='str', default='kai-lab'),
     workdir=dict(type='path', default='/root/gsb-kai'),
-    kai_version=dict(type='str', default='v0.18.6'),
 )
 
 

@@ -46,16 +46,28 @@ def _failing_checks(checks):
             for check in checks or [] if check.get('status') != PASSED]
 
 
+def kai_short(kai):
+    """Which KAI a learner was graded on, and the steps whose form differs there from the lab text."""
+    if not isinstance(kai, dict) or not kai.get('version'):
+        return ''
+    differing = [str(entry.get('number') or entry.get('step')) for entry in kai.get('differences') or []
+                 if isinstance(entry, dict)]
+    if as_text(kai.get('version')) == as_text(kai.get('lab_version')) or not differing:
+        return 'KAI %s' % as_text(kai['version'])
+    return 'KAI %s (not the lab text\'s %s; step %s in its own form)' % (
+        as_text(kai['version']), as_text(kai.get('lab_version')), ', '.join(differing))
+
+
 def learner_row(learner, result):
     """One learner from the registered result of the grade task on their host."""
     result = result if isinstance(result, dict) else {}
     grade = result.get('grade')
     row = dict(learner=as_text(learner), status=GRADED, message='', score=None, points=None, max_points=None,
-               passed=False, kai_version='', generated_at='', steps=[], environment=[])
+               passed=False, kai_version='', kai='', generated_at='', steps=[], environment=[])
     if isinstance(grade, dict) and isinstance(grade.get('steps'), list):
         row.update(score=grade.get('score'), points=grade.get('points'), max_points=grade.get('max_points'),
                    passed=bool(grade.get('passed')), kai_version=as_text(grade.get('kai_version')),
-                   generated_at=as_text(grade.get('generated_at')))
+                   generated_at=as_text(grade.get('generated_at')), kai=kai_short(grade.get('kai')))
         for step in grade['steps']:
             row['steps'].append(dict(id=as_text(step.get('id')), number=step.get('number'),
                                      title=as_text(step.get('title')), status=_step_status(step),
@@ -103,5 +115,6 @@ def console_lines(summary):
         missing = ['%s %s' % (step['id'], step['status']) for step in row['steps'] if step['status'] != PASSED]
         missing.extend('%s %s' % (check['id'], check['status']) for check in row['environment'])
         verdict = 'PASSED' if row['passed'] else 'not passed: ' + ', '.join(missing)
-        lines.append('%-20s %5.1f%% %s' % (row['learner'], row['score'] or 0, verdict))
+        lines.append('%-20s %5.1f%% %s%s' % (row['learner'], row['score'] or 0, verdict,
+                                             ' [%s]' % row['kai'] if row['kai'] else ''))
     return lines

@@ -43,7 +43,7 @@ def _cell(row, step_id):
 def _evidenceas_text(evidence):
     if evidence in (None, {}, [], ''):
         return ''
-    text = json.dumps(evidence, ensure_ascii=False, sort_keys=True, default=as_text)
+    text = json.dumps(evidence, ensure_ascii=False, sort_keys=True, default=as_text, allow_nan=False)
     return text if len(text) <= EVIDENCE_LIMIT else text[:EVIDENCE_LIMIT] + ' ...'
 
 
@@ -58,7 +58,7 @@ def _spreadsheet_safe(value):
 
 
 def to_json(summary):
-    return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=True, default=as_text) + '\n'
+    return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=True, default=as_text, allow_nan=False) + '\n'
 
 
 def to_csv(summary):
@@ -206,12 +206,23 @@ def to_html(summary, title='KAI-Scheduler lab: class grade'):
 RENDERERS = (('class.json', to_json), ('class.csv', to_csv), ('class-junit.xml', to_junit), ('class.html', to_html))
 
 
-def write_summary(summary, directory):
-    """Write the four files atomically; returns their paths."""
+# Every learner's grades and messages are in these files: only the
+# instructor who ran the grade reads them unless told otherwise.
+FILE_MODE = 0o600
+DIRECTORY_MODE = 0o700
+
+
+def write_summary(summary, directory, mode=FILE_MODE, directory_mode=DIRECTORY_MODE):
+    """Write the four files atomically; returns their paths.
+
+    A missing directory is created with directory_mode; the files get mode
+    (0600 by default, whatever the umask: not readable by other local users).
+    """
     if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
+        os.makedirs(directory, directory_mode)
+        os.chmod(directory, directory_mode)  # makedirs' mode is cut by the umask
     paths = []
     for name, render in RENDERERS:
         # mkstemp + os.replace: no fixed temporary name another user could plant.
-        paths.append(write_file(directory, name, render(summary), mode=0o644))
+        paths.append(write_file(directory, name, render(summary), mode=mode))
     return paths

@@ -12,6 +12,44 @@ from xml.sax.saxutils import escape, quoteattr
 from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
+# The line that says which KAI is graded (grade.json's kai.line, the table's
+# first line, the JUnit properties, the gate's table) and, on a KAI that is
+# not the lab text's, each step whose form differs there.
+KAI_WORDS = {
+    'graded': {'en': 'KAI-Scheduler {version} (read from {source})',
+               'ko': 'KAI-Scheduler {version} ({source} 에서 읽음)'},
+    'as_written': {'en': ': the lab text\'s version, every step as the text writes it',
+                   'ko': ': 실습 설명의 버전이며 모든 단계가 설명대로입니다'},
+    'not_lab': {'en': '; not the lab text\'s {lab_version}: {steps}',
+                'ko': '; 실습 설명의 {lab_version} 가 아닙니다: {steps}'},
+    'same_form': {'en': 'every step as the text writes it', 'ko': '모든 단계가 설명대로입니다'},
+    'gang': {'en': 'step {number} uses an explicit PodGroup of three pods instead of the Job '
+                   '(a batch Job is one gang only from {since})',
+             'ko': '{number}단계는 Job 대신 파드 세 개의 명시적 PodGroup 을 씁니다 '
+                   '(batch Job 이 하나의 gang 이 되는 것은 {since} 부터)'},
+}
+
+
+def kai_line(kai, lang='en'):
+    """One line: which KAI, where it was read, and the steps whose form differs on it."""
+    line = KAI_WORDS['graded'][lang].format(version=kai['version'], source=kai['source'])
+    if kai['version'] == kai['lab_version']:
+        return line + KAI_WORDS['as_written'][lang]
+    steps = [KAI_WORDS[entry['step']][lang].format(**entry) for entry in kai['differences']]
+    return line + KAI_WORDS['not_lab'][lang].format(lab_version=kai['lab_version'],
+                                                    steps='; '.join(steps) or KAI_WORDS['same_form'][lang])
+
+
+def _kai_properties(grade):
+    """The JUnit properties naming the KAI graded (none for a grade without it)."""
+    kai = grade.get('kai')
+    if not kai:
+        return []
+    return ['    <properties>',
+            '      <property name="kai_version" value=%s/>' % quoteattr(kai['version']),
+            '      <property name="kai" value=%s/>' % quoteattr(kai.get('line') or kai_line(kai)),
+            '    </properties>']
+
 
 def junit_xml(grade):
     """A JUnit XML document: one testsuite per step, one testcase per check."""
@@ -24,6 +62,7 @@ def junit_xml(grade):
         skipped = len([c for c in step['checks'] if c['status'] == UNVERIFIED])
         lines.append('  <testsuite name=%s tests="%d" failures="%d" skipped="%d">'
                      % (quoteattr('%d %s' % (step['number'], step['id'])), len(step['checks']), failures, skipped))
+        lines.extend(_kai_properties(grade))
         for check in step['checks']:
             lines.append('    <testcase classname=%s name=%s time="%.4f">'
                          % (quoteattr('kai_lab.%s' % step['id']), quoteattr(check['id']), check['duration']))
@@ -42,7 +81,8 @@ def summary_table(grade):
     """The console table: one line per check (a passed one shows its message only when it says more than OK),
     then the score and what concerns the grader's record."""
     marks = {PASSED: 'PASS', FAILED: 'FAIL', UNVERIFIED: '????'}
-    rows = ['%-4s %-22s %-4s %s' % ('step', 'check', '', 'message')]
+    rows = [grade['kai']['line']] if grade.get('kai') else []
+    rows.append('%-4s %-22s %-4s %s' % ('step', 'check', '', 'message'))
     for step in grade['steps']:
         for check in step['checks']:
             rows.append('%-4s %-22s %-4s %s' % (step['number'], check['id'], marks[check['status']],

@@ -97,6 +97,12 @@ def proof_from_condition(podgroup, reason):
     }
 
 
+def proof_object(proof):
+    """(kind, name) of the object a proof is about ('PodGroup/pg-x' -> ('PodGroup', 'pg-x'))."""
+    kind, _sep, name = (proof.get('object') or '').partition('/')
+    return kind, name
+
+
 def subjects_of(pods):
     """name -> uid of the pods a proof is about (pods that exist)."""
     return dict((kai.name_of(p), kai.meta(p).get('uid') or '') for p in pods if p is not None)
@@ -107,7 +113,7 @@ def subjects_of(pods):
 def _bounded_evidence(evidence):
     """The check's evidence as kept in the record: itself, or a note when too large."""
     try:
-        dumped = json.dumps(evidence, sort_keys=True, default=str)
+        dumped = json.dumps(evidence, sort_keys=True, default=str, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         return {'omitted': 'not serialisable'}
     if len(dumped) > MAX_EVIDENCE_BYTES:
@@ -131,19 +137,23 @@ def remember(record, grade, now=None):
             subjects = (evidence.get(SUBJECTS_KEY) if isinstance(evidence, dict) else None) or {}
             entry = {'verified_at': stamp, 'evidence': _bounded_evidence(evidence),
                      'proofs': [p for p in proofs if valid_proof(p)][:MAX_PROOFS],
-                     'subjects': dict((k, v) for k, v in subjects.items()
-                                      if isinstance(k, str) and isinstance(v, str))}
+                     # As many as a record may hold (grade_record_store): a longer list would void the entry.
+                     'subjects': dict(sorted((k, v) for k, v in subjects.items()
+                                             if isinstance(k, str) and isinstance(v, str))[:MAX_PROOFS])}
             updated['checks'][check['id']] = clean_entry(entry)
             added.append(check['id'])
     return updated, added
 
 
-def recall(record, check_id, live_pods=None):
+def recall(record, check_id, live_pods=None, live_podgroups=None):
     """(entry, problem): the recorded proof of check_id still about the pods that exist now.
 
-    live_pods: the lab's pods now. An entry whose subject pod exists under
-    another uid is about a pod the learner has since replaced: (None, problem).
-    No entry, or one without a proof: (None, None).
+    live_pods: the lab's pods now, live_podgroups its PodGroups. An entry
+    whose subject pod exists under another uid is about a pod the learner has
+    since replaced: (None, problem). So is a proof whose object (a Pod or
+    PodGroup) exists now under another uid: such proofs are dropped, and an
+    entry left with none is (None, problem). No entry, or one without a
+    proof: (None, None).
     """
     entry = ((record or {}).get('checks') or {}).get(check_id)
     if not entry or not entry.get('proofs'):
@@ -152,7 +162,18 @@ def recall(record, check_id, live_pods=None):
     for name, uid in sorted((entry.get('subjects') or {}).items()):
         if name in live and uid and live[name] != uid:
             return None, both('stale', WORDS, name=name, old=uid, new=live[name])
-    return entry, None
+    objects = dict((('Pod', name), uid) for name, uid in live.items())
+    objects.update((('PodGroup', kai.name_of(pg)), kai.meta(pg).get('uid') or '') for pg in live_podgroups or [])
+    proofs, problem = [], None
+    for proof in entry['proofs']:
+        now = objects.get(proof_object(proof))
+        if now is not None and proof.get('object_uid') and now != proof['object_uid']:
+            problem = problem or both('stale', WORDS, name=proof['object'], old=proof['object_uid'], new=now)
+            continue
+        proofs.append(proof)
+    if not proofs:
+        return None, problem
+    return (entry if len(proofs) == len(entry['proofs']) else dict(entry, proofs=proofs)), None
 
 
 def best_proof(entry):

@@ -209,7 +209,7 @@ def save(path, record):
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, 'w') as handle:
             fd = None
-            json.dump(record, handle, indent=2, sort_keys=True, ensure_ascii=False)
+            json.dump(record, handle, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
             handle.write('\n')
             handle.flush()
             os.fsync(handle.fileno())

@@ -29,6 +29,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
 
 SCHEMA_VERSION = 1
 MESSAGE_LIMIT = 1000
+# The snapshot's error when the time limit ran out while reading the cluster.
+OUT_OF_TIME = 'the grade\'s time limit ran out while reading the cluster'
 
 WORDS = {
     'unverified': {
@@ -88,9 +90,14 @@ def step_selection(requested):
 
 
 class Snapshot(object):
-    """Everything the grader reads, fetched once (a few list calls)."""
+    """Everything the grader reads, fetched once (a few list calls).
 
-    def __init__(self, cluster, namespace, workdir, health=None, kai_version='v0.18.6'):
+    deadline (time.monotonic()) bounds the reading too: past it, the rest is
+    not read and the snapshot says so as its error, so the cluster's checks
+    report the time limit instead of the grade running over it.
+    """
+
+    def __init__(self, cluster, namespace, workdir, health=None, kai_version='v0.18.6', deadline=None):
         self.namespace = namespace
         self.workdir = workdir
         # The KAI version graded against: a check whose form depends on it reads it here.
@@ -108,22 +115,32 @@ class Snapshot(object):
         # What earlier grades verified (grade_record_store); empty unless the caller loads one.
         self.record = grade_record_store.empty(namespace)
         try:
-            # Its uid tells a record of this lab from one of a lab since reset (namespace recreated).
-            namespace_object = cluster.get('v1', 'Namespace', namespace)
-            self.namespace_uid = kai.meta(namespace_object).get('uid') if namespace_object else None
-            self.queues = cluster.list(kai.QUEUE_API, 'Queue')
-            self.all_pods = cluster.list('v1', 'Pod')
-            self.pods = [p for p in self.all_pods if kai.meta(p).get('namespace') == namespace]
-            self.podgroups = cluster.list(kai.PODGROUP_API, 'PodGroup', namespace)
-            self.events = cluster.list('v1', 'Event', namespace)
-            for pod in self.pods:
-                if kai_gpu.gpu_fraction(pod) is not None:
-                    for name in kai_gpu.shared_gpu_configmap_names(pod):
-                        configmap = cluster.get('v1', 'ConfigMap', name, namespace)
-                        if configmap:
-                            self.configmaps[name] = configmap
+            self._read(cluster, deadline)
         except ClusterError as exc:
             self.error = str(exc)
+        except TimeoutError:
+            self.error = OUT_OF_TIME
+
+    def _read(self, cluster, deadline):
+        def in_time(value):
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError()
+            return value
+
+        # Its uid tells a record of this lab from one of a lab since reset (namespace recreated).
+        namespace_object = in_time(cluster.get('v1', 'Namespace', self.namespace))
+        self.namespace_uid = kai.meta(namespace_object).get('uid') if namespace_object else None
+        self.queues = in_time(cluster.list(kai.QUEUE_API, 'Queue'))
+        self.all_pods = in_time(cluster.list('v1', 'Pod'))
+        self.pods = [p for p in self.all_pods if kai.meta(p).get('namespace') == self.namespace]
+        self.podgroups = in_time(cluster.list(kai.PODGROUP_API, 'PodGroup', self.namespace))
+        self.events = in_time(cluster.list('v1', 'Event', self.namespace))
+        # One list, not a GET per fraction pod: only the ConfigMaps those pods read are kept.
+        wanted = set(name for pod in self.pods for name in kai_gpu.shared_gpu_configmap_names(pod))
+        if wanted:
+            for configmap in in_time(cluster.list('v1', 'ConfigMap', self.namespace)):
+                if kai.name_of(configmap) in wanted:
+                    self.configmaps[kai.name_of(configmap)] = configmap
 
     @staticmethod
     def _named(objs, name):

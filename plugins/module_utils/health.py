@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import threading
 
-from ansible.module_utils.urls import open_url
+from urllib.request import ProxyHandler, build_opener
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 
@@ -18,12 +18,19 @@ def probe_urls(urls, timeout=2):
     """name -> True when GET url answers 200 within timeout (sim: local processes).
 
     The probes run side by side, so all of them together take one timeout at most.
+    The standard library's client (no Ansible here: kai-lab runs this too),
+    without proxies: the probed processes are this machine's own.
     """
     result = {}
+    opener = build_opener(ProxyHandler({}))
 
     def probe(name, url):
         try:
-            result[name] = open_url(url, method='GET', timeout=timeout).getcode() == 200
+            response = opener.open(url, timeout=timeout)
+            try:
+                result[name] = response.getcode() == 200
+            finally:
+                response.close()
         except Exception:  # refused, timed out, 5xx: all mean "not serving"
             result[name] = False
 

@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
+
 # The API versions of KAI's objects, the only place they are written.
 QUEUE_API = 'scheduling.run.ai/v2'
 PODGROUP_API = 'scheduling.run.ai/v2alpha2'
@@ -116,14 +118,29 @@ def effective_gpu_limit(queue):
 
 
 def number(value):
-    """A number written as a string or float, as an int when whole; other values unchanged."""
+    """A number written as a string or float, as an int when whole; other values unchanged.
+
+    NaN and infinities (which float() accepts, also as text such as "NaN" or
+    "1e999") are no numbers here: they come back unchanged, so a caller
+    compares them as wrong values instead of failing on int(nan).
+    """
     if isinstance(value, bool):
         return value
     try:
         parsed = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        return value
+    if not math.isfinite(parsed):
         return value
     return int(parsed) if parsed == int(parsed) else parsed
+
+
+def whole_number(value):
+    """value as a non-negative int when it is one (1, "2", 3.0), else None (NaN, "1.5", "abc", -1)."""
+    parsed = number(value)
+    if isinstance(parsed, bool) or not isinstance(parsed, int) or parsed < 0:
+        return None
+    return parsed
 
 
 # ---------------------------------------------------------------- pods
@@ -134,6 +151,14 @@ def pod_phase(pod):
 
 def pod_node(pod):
     return ((pod or {}).get('spec') or {}).get('nodeName')
+
+
+def scheduled_at(pod):
+    """When the pod was scheduled: its PodScheduled condition's lastTransitionTime once True, else None."""
+    for condition in ((pod or {}).get('status') or {}).get('conditions') or []:
+        if condition.get('type') == 'PodScheduled' and condition.get('status') == 'True':
+            return condition.get('lastTransitionTime')
+    return None
 
 
 def scheduler_name(pod):
@@ -270,6 +295,55 @@ def scheduled_by(events, pod_name):
     return None
 
 
+def involved(event):
+    """The object an event says it is about (involvedObject: kind, name, uid)."""
+    return (event or {}).get('involvedObject') or {}
+
+
+def event_stored(event):
+    """When the API server stored the event: metadata.creationTimestamp, which its creator cannot set,
+    else the event's own first time."""
+    return meta(event).get('creationTimestamp') or (event or {}).get('firstTimestamp') \
+        or (event or {}).get('eventTime') or event_time(event or {})
+
+
+def not_before(stamp, since):
+    """Whether RFC 3339 time stamp is not before since, to the second; True when either is unknown."""
+    if not isinstance(stamp, str) or not isinstance(since, str) or not stamp or not since:
+        return True
+    return stamp[:19] >= since[:19]
+
+
+def event_is_about(event, kind, name, uid, created=None):
+    """Whether an event is about this very object: its involvedObject has this kind, name and uid
+    (an object without a known uid is nothing an event can be proved about), and it was stored no
+    earlier than the object was created (created unknown: not compared)."""
+    obj = involved(event)
+    return bool(uid) and obj.get('kind') == kind and obj.get('name') == name and obj.get('uid') == uid \
+        and not_before(event_stored(event), created)
+
+
+def uid_from_events(events, kind, name, stored_before=None):
+    """The one uid the events give an object (the object's own events), or None when none or several.
+
+    For an object that is gone, its events are what is left of it; a
+    learner's Event naming it with another uid makes the answer None.
+    stored_before: only events the API server stored no later than this time.
+    """
+    uids = set(involved(e).get('uid') for e in events
+               if involved(e).get('kind') == kind and involved(e).get('name') == name and involved(e).get('uid')
+               and (stored_before is None or not_before(stored_before, event_stored(e))))
+    return uids.pop() if len(uids) == 1 else None
+
+
+def owner_uid_in_podgroup_name(podgroup_name, owner_name):
+    """The owner's uid in the name pod-grouper gives its PodGroup (pg-<owner>-<uid>), or None."""
+    prefix = 'pg-%s-' % owner_name
+    if isinstance(podgroup_name, str) and podgroup_name.startswith(prefix) and len(podgroup_name) > len(prefix):
+        return podgroup_name[len(prefix):]
+    return None
+
+
 def reported_by_scheduler(event):
     """Did KAI's scheduler report this event?
 
@@ -279,6 +353,10 @@ def reported_by_scheduler(event):
     are set) is the scheduler, as on every real KAI event recorded
     (v0.12.0 sim fixtures, v0.17.0 hand-step6: source.component and
     reportingComponent 'kai-scheduler').
+
+    Its creator sets these fields, so this alone proves nothing: an event
+    counts as KAI's word about an object only together with event_is_about
+    (the object's uid and creation time), see steps/evidence.py.
     """
     reporters = [value for value in ((event.get('source') or {}).get('component'),
                                      event.get('reportingComponent'), event.get('reportingController'))
@@ -297,13 +375,22 @@ def eviction_events(events):
         if event.get('reason') == 'Evict' and reported_by_scheduler(event) \
                 and (event.get('involvedObject') or {}).get('kind') == 'PodGroup':
             summary = event_summary(event)
-            summary['victim'] = _victim(summary['message'])
+            summary['victim'] = victim_of(summary['message'])
             result.append(summary)
     return result
 
 
-def _victim(message):
-    # 'Pod kai-lab/tr-1 was preempted by ...' -> 'tr-1'
+def preemptor(message):
+    """The PodGroup an Evict message names as the preemptor: '... by higher priority workload ns/pg' -> 'pg'."""
+    marker = 'higher priority workload '
+    if marker not in message:
+        return None
+    words = message.split(marker, 1)[1].split()
+    return words[0].split('/', 1)[-1] if words else None
+
+
+def victim_of(message):
+    """The pod an Evict message names as evicted: 'Pod kai-lab/tr-1 was preempted by ...' -> 'tr-1'."""
     words = message.split()
     if len(words) > 1 and words[0] == 'Pod' and '/' in words[1]:
         return words[1].split('/', 1)[1]

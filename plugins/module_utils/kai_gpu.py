@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import (
-    annotations, labels, meta, number, pod_node, pod_phase)
+    annotations, labels, meta, number, pod_node, pod_phase, whole_number)
 
 GPU_RESOURCE = 'nvidia.com/gpu'
 FRACTION_ANNOTATION = 'gpu-fraction'
@@ -31,12 +31,17 @@ def gpu_limit(pod):
     total = 0
     for container in ((pod or {}).get('spec') or {}).get('containers') or []:
         value = ((container.get('resources') or {}).get('limits') or {}).get(GPU_RESOURCE)
-        if value is not None:
-            total += int(number(value))
+        # Not a whole number of GPUs (a learner's "NaN" or "0.5"): no GPU the ledger counts.
+        total += whole_number(value) or 0
     return total
 
 
 def gpu_fraction(pod):
+    """The gpu-fraction annotation: None when absent, a number when it is a finite one, else the text as written.
+
+    KAI's webhook admits any text here (NaN, Infinity, -1), so a caller
+    must not assume a number in (0, 1].
+    """
     value = annotations(pod).get(FRACTION_ANNOTATION)
     return None if value is None else number(value)
 

@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 import unicodedata
 
@@ -58,11 +59,15 @@ def bounded(value, depth=16, items=100, text=500):
     """A JSON-compatible copy of evidence, bounded for grade.json and the module's result.
 
     Strings go through printable(text); lists and mappings keep their first
-    items entries; nesting below depth becomes '...'; any other type (a date,
-    bytes) becomes its printable string. Iterative in effect: depth is small.
+    items entries; nesting below depth becomes '...'; NaN and infinities
+    become their text ('nan', 'inf'); any other type (a date, bytes) becomes
+    its printable string. Iterative in effect: depth is small.
     """
-    if value is None or isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, (bool, int)):
         return value
+    if isinstance(value, float):
+        # NaN and the infinities are no JSON: kept as their text, so every grade file stays strict JSON.
+        return value if math.isfinite(value) else repr(value)
     if isinstance(value, str):
         return printable(value, text)
     if depth <= 0:

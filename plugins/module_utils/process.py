@@ -59,7 +59,11 @@ def running_pid(pid_file, argv=None):
     (and never be killed), so the live process must run the expected
     executable: argv[0] when given, else the one recorded next to the pid
     file at start, else the program the pid file is named after (kwokctl's
-    convention, e.g. kube-apiserver.pid).
+    convention, e.g. kube-apiserver.pid). A name alone proves nothing (anyone
+    can run a `sleep`), so the process must also be the very one: the start
+    time recorded when it was started, or, for a pid file someone else wrote
+    (kwokctl's own, with no start time of ours), a command line that names
+    the state directory the pid file belongs to (see names_state_dir).
     """
     pid = read_pid(pid_file)
     if pid is None:
@@ -79,9 +83,32 @@ def running_pid(pid_file, argv=None):
             recorded = handle.read().strip()
     except (IOError, OSError):
         recorded = None
-    if recorded and recorded != start_time(pid):
-        return None
-    return pid
+    if recorded:
+        return pid if recorded == start_time(pid) else None
+    return pid if names_state_dir(cmdline, state_dir(pid_file)) else None
+
+
+def state_dir(pid_file):
+    """The directory a pid file's directory belongs to: <cluster>/pids/x.pid -> <cluster>.
+
+    kwokctl keeps a cluster's pid files in <cluster>/pids/ and starts each
+    process with paths inside <cluster> (etcd's --data-dir, the API server's
+    --client-ca-file, the scheduler's --config, the kwok controller's
+    --config=<cluster>/kwok.yaml: pkg/kwokctl/components/*.go of kwok v0.8.0).
+    """
+    return os.path.dirname(os.path.dirname(os.path.abspath(pid_file)))
+
+
+def names_state_dir(cmdline, directory):
+    """True when an argument after the program is a path inside directory (alone or as a flag's value)."""
+    if not directory or directory == os.sep:
+        return False
+    inside = directory.rstrip(os.sep) + os.sep
+    for arg in cmdline[1:]:
+        value = arg.split('=', 1)[1] if arg.startswith('-') and '=' in arg else arg
+        if value.startswith(inside):
+            return True
+    return False
 
 
 def recorded_program(pid_file):

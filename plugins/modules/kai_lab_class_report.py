@@ -37,9 +37,19 @@ options:
     type: dict
     required: true
   dest:
-    description: Directory the four files are written to; created when missing.
+    description: Directory the four files are written to; created when missing (with O(directory_mode)).
     type: path
     required: true
+  mode:
+    description:
+      - Permissions of the four files, in octal. Every learner's grades and
+        messages are in them, so by default only their owner reads them.
+    type: str
+    default: '0600'
+  directory_mode:
+    description: Permissions of O(dest) when this module creates it, in octal.
+    type: str
+    default: '0700'
 attributes:
   check_mode:
     support: full
@@ -97,13 +107,23 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import Le
 
 def main():
     module = AnsibleModule(argument_spec=dict(grades=dict(type='dict', required=True),
-                                              dest=dict(type='path', required=True)),
+                                              dest=dict(type='path', required=True),
+                                              mode=dict(type='str', default='0600'),
+                                              directory_mode=dict(type='str', default='0700')),
                            supports_check_mode=True)
+    modes = {}
+    for option in ('mode', 'directory_mode'):
+        try:
+            modes[option] = int(module.params[option], 8)
+        except ValueError:
+            modes[option] = -1
+        if not 0 <= modes[option] <= 0o777:
+            module.fail_json(msg='%s must be octal permissions like 0600, not %r' % (option, module.params[option]))
     summary = class_summary(module.params['grades'], time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
     files = []
     if not module.check_mode:
         try:
-            files = write_summary(summary, module.params['dest'])
+            files = write_summary(summary, module.params['dest'], modes['mode'], modes['directory_mode'])
         except (IOError, OSError, LearnerFileError) as exc:
             module.fail_json(msg='could not write the class summary to %s: %s' % (module.params['dest'], exc))
     module.exit_json(changed=bool(files), summary=summary, table=console_lines(summary), files=files)

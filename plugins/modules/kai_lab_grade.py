@@ -27,7 +27,9 @@ description:
     that remain and the learner's files are used; when those are gone too,
     the check is V(unverified) rather than passed or failed blindly.
   - With O(steps), only those steps are graded now, the way a check button
-    works while the learner does the lab.
+    works while the learner does the lab. The learner's own check button,
+    C(kai-lab check STEP) (installed by C(provision.yml)), runs this very
+    grade (the same checks, words and record).
   - With O(record_path), what a grade verified (check id, time, the evidence
     it saw, for KAI's word the event's uid, reason, message, source and time)
     is added to the grader's own record there. A later grade whose live proof
@@ -57,7 +59,8 @@ options:
     type: dict
     default: {}
   kai_namespace:
-    description: Namespace of KAI's Deployments, read when O(health_urls) is empty.
+    description: Namespace of KAI's Deployments, read when O(health_urls) is empty, and where the version of
+      the KAI that runs is read when O(kai_record) is unset.
     type: str
     default: kai-scheduler
   kai_deployments:
@@ -89,6 +92,7 @@ options:
     type: path
 extends_documentation_fragment:
   - gsb.kai_lab.lab
+  - gsb.kai_lab.kai_running
   - gsb.kai_lab.connection
 attributes:
   check_mode:
@@ -124,6 +128,17 @@ grade:
       description: Version of this structure.
       type: int
       sample: 1
+    kai_version:
+      description: The version of the KAI that was graded, read from what runs (see O(kai_record)).
+      type: str
+      sample: v0.12.0
+    kai:
+      description:
+        - Which KAI was graded, C(version), C(source) (where it was read), C(lab_version) (the lab text's),
+          C(differences) (the steps whose form differs on this KAI, each C(step), C(number), C(since)) and
+          C(line), the sentence saying it, in the grade's language (also the table's first line and the
+          JUnit properties).
+      type: dict
     passed:
       description: Whether every check and the environment passed.
       type: bool
@@ -154,33 +169,10 @@ files:
   elements: str
 '''
 
-import json
-import os
-import time
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session, kai_running
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_record import grade_with_record
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
-from ansible_collections.gsb.kai_lab.plugins.module_utils.health import deployments_ready, probe_urls
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
-
-
-class _Unreachable(object):
-    """Stands in for a cluster whose kubeconfig cannot even be loaded."""
-
-    def __init__(self, message):
-        self.message = message
-
-    def list(self, *args, **kwargs):
-        raise ClusterError(self.message)
-
-    get = list
 
 
 def main():
@@ -194,51 +186,17 @@ def main():
         steps=dict(type='list', elements='str', default=['all']),
         record_path=dict(type='path'),
     )
+    argument_spec.update(kai_running.RUNNING_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    try:
-        kai_profiles.profile_for(module.params['kai_version'])
-    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
-        module.fail_json(msg=str(exc))
-    params = module.params
-    deadline = time.monotonic() + params['time_limit']
-    step_ids, unknown = step_selection(params['steps'])
-    if unknown:
-        module.fail_json(msg=unknown)
-
     require_libraries(module)
-    # Reads share the grade's time budget: an API server that accepts
-    # connections but never answers must not use it all up.
-    request_timeout = max(1, min(params['request_timeout'], params['time_limit'] // 6))
+    settings = dict((key, module.params[key]) for key in grade_session.DEFAULTS)
+    # The grade itself is the one shared with the learner's kai-lab command (grade_session.py).
     try:
-        cluster = Cluster(params['kubeconfig'], params['context'], request_timeout, retries=0)
-    except ClusterError as exc:
-        cluster = _Unreachable(str(exc))
-
-    if params['health_urls']:
-        health = probe_urls(params['health_urls'])
-    else:
-        health = deployments_ready(cluster, params['kai_namespace'], params['kai_deployments'])
-    snapshot = Snapshot(cluster, params['namespace'], params['workdir'], health=health, kai_version=params['kai_version'])
-    grader = Grader(snapshot, lang=params['lang'], deadline=deadline, time_limit=params['time_limit'])
-    grade = grade_with_record(snapshot, lambda: grader.run(step_ids), params['record_path'], params['workdir'],
-                              write=not module.check_mode)
-    grade['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-
-    files = []
-    if not module.check_mode:
-        output_dir = params['output_dir'] or params['workdir']
-        try:
-            if not os.path.isdir(output_dir):
-                os.makedirs(output_dir, 0o700)
-            for name, content in (('grade.json', json.dumps(grade, indent=2, ensure_ascii=False, sort_keys=True) + '\n'),
-                                  ('grade-junit.xml', junit_xml(grade))):
-                # mkstemp + rename, mode 0600: a learner's planted link is replaced, never written through.
-                files.append(write_file(output_dir, name, content))
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='could not write the grade to %s: %s' % (output_dir, exc), grade=grade)
-        except LearnerFileError as exc:
-            module.fail_json(msg='could not write the grade: %s' % exc.problem['en'], grade=grade)
-    module.exit_json(changed=False, grade=grade, table=summary_table(grade), files=files)
+        result = grade_session.grade(settings, module.params['steps'], write=not module.check_mode)
+    except grade_session.GradeError as exc:
+        found = dict((key, value) for key, value in (('grade', exc.grade), ('environment', exc.environment)) if value)
+        module.fail_json(msg=exc.message, **found)
+    module.exit_json(changed=False, grade=result['grade'], table=result['table'], files=result['files'])
 
 
 if __name__ == '__main__':

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: kai_lab_ready
 short_description: Prove that the KAI-Scheduler lab works end to end, naming the broken link
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - The lab's readiness gate. Proves, in order, each link the lab's steps rely
     on and stops at the first broken one with a message naming it and what was
@@ -34,6 +34,9 @@ description:
     skipped and say so, and a CPU pod proves that KAI schedules.
   - Probe pods live in O(probe_namespace), never in the learner's namespace,
     and are deleted before the module returns; it reports no change.
+  - Before any probe, the version of the KAI that runs is read (O(kai_record) on the sim, else through the
+    API in O(kai_namespace)) and returned with the line saying which steps differ on it from the lab text;
+    a version that cannot be read, or one other than O(kai_version), fails the gate as link C(kai_version).
   - After a full pass a fingerprint of what the pass depended on (the
     processes of O(identity_pid_files), the pods of O(identity_namespaces),
     the nodes' GPUs, O(image)) is kept in ConfigMap C(kai-lab-ready) of
@@ -60,7 +63,8 @@ options:
     type: str
     default: kai-resource-reservation
   kai_namespace:
-    description: Namespace of KAI's Deployments (binder Deployment lookup).
+    description: Namespace of KAI's Deployments (binder Deployment lookup, and the version that runs when
+      O(kai_record) is unset).
     type: str
     default: kai-scheduler
   binder_pid_file:
@@ -89,6 +93,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - gsb.kai_lab.kai_running
   - gsb.kai_lab.connection
 attributes:
   check_mode:
@@ -103,6 +108,7 @@ EXAMPLES = r'''
   gsb.kai_lab.kai_lab_ready:
     kubeconfig: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/kubeconfig.yaml
     binder_pid_file: ~/.local/state/gsb-kai-lab/sim/kai/pids/binder.pid
+    kai_record: ~/.local/state/gsb-kai-lab/sim/kai/kai-version.json
     pull_images: false
 
 - name: Prove the k3s lab, probing again whatever the fingerprint says
@@ -119,6 +125,12 @@ links:
   type: list
   elements: dict
   sample: [{link: binder, status: passed, detail: "process 4242 runs with --fake-gpu-nodes", elapsed: 0.0}]
+kai:
+  description:
+    - The KAI that runs, C(version), C(source) (where it was read), C(lab_version), C(differences) (the
+      steps whose form differs on it) and C(line), the same in English and Korean (C(en), C(ko)).
+  returned: success
+  type: dict
 probed:
   description: Whether probe pods were created (false when the fingerprint was unchanged, or in check mode).
   returned: success
@@ -145,7 +157,9 @@ broken_link:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import kai_line
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate
@@ -169,9 +183,12 @@ ARGUMENT_SPEC = dict(
 def main():
     argument_spec = dict(ARGUMENT_SPEC)
     argument_spec.update(CONNECTION_ARGS)
+    argument_spec.update(kai_running.RUNNING_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     cluster = connect(module)
+    kai = kai_running.describe(kai_running.for_module(module, cluster, broken_link='kai_version'))
+    kai['line'] = dict((lang, kai_line(kai, lang)) for lang in ('en', 'ko'))
     gate = Gate(cluster, params['probe_namespace'], params['image'], params['timeout'],
                 reservation_namespace=params['reservation_namespace'], kai_namespace=params['kai_namespace'],
                 binder_pid_file=params['binder_pid_file'], binder_deployment=params['binder_deployment'],
@@ -188,7 +205,8 @@ def main():
         module.fail_json(msg='The lab is not ready: %s' % exc, broken_link='api', links=gate.links,
                          progress=gate.progress, elapsed=gate.elapsed() if gate.started else 0.0,
                          table=table(gate.links))
-    module.exit_json(changed=False, **result)
+    result['table'] = [kai['line']['en'], kai['line']['ko']] + result['table']
+    module.exit_json(changed=False, kai=kai, **result)
 
 
 if __name__ == '__main__':

@@ -23,8 +23,16 @@ description:
   - An existing learner file with other content is kept as
     C(<file>.bak-<YYYYmmdd-HHMMSS>) (C(-2), C(-3), ... when that name is
     taken; a symlink is kept as the symlink) before it is replaced through a
-    unique temporary file. A directory or FIFO where the file belongs fails
-    the step naming it.
+    unique temporary file. The backup is a copy owned like the file, with its
+    permissions but never set-uid, set-gid or sticky bits; a file over 256
+    KiB, or sparse, is moved to the backup name instead of copied (a file
+    over 256 KiB that cannot be moved safely, with set-id bits or other hard
+    links, fails the step naming it). A directory or FIFO where the file
+    belongs fails the step naming it.
+  - O(workdir) is opened once, without following a link at any level, and
+    every read and write goes through that directory; a workdir that is a
+    link, goes through one, or lies below a directory another user can
+    change fails the step naming it. A missing one is created (mode 0700).
   - On failure the message names the step, what was expected, what was
     observed (phase, PodGroup reasons, last events) and the likely cause.
 options:
@@ -39,6 +47,7 @@ options:
     default: 60
 extends_documentation_fragment:
   - gsb.kai_lab.lab
+  - gsb.kai_lab.kai_running
   - gsb.kai_lab.connection
 attributes:
   check_mode:
@@ -54,6 +63,11 @@ EXAMPLES = r'''
     step: nolimit
     kubeconfig: ~/.kube/config
 
+- name: Step 5 on the sim, which says which KAI it runs
+  gsb.kai_lab.kai_lab_step:
+    step: gang
+    kai_record: ~/.local/state/gsb-kai-lab/sim/kai/kai-version.json
+
 - name: All steps in order
   gsb.kai_lab.kai_lab_step:
     step: "{{ item }}"
@@ -66,6 +80,11 @@ step:
   returned: always
   type: str
   sample: nolimit
+kai:
+  description: The KAI the step ran on, C(version) and C(source) (where it was read).
+  returned: success
+  type: dict
+  sample: {version: v0.12.0, source: the sim record /root/.local/state/gsb-kai-lab/sim/kai/kai-version.json}
 number:
   description: Its number in the lab text.
   returned: success
@@ -78,7 +97,7 @@ files:
   elements: str
   sample: [/root/gsb-kai/nolimit.txt]
 backups:
-  description: Copies made of learner files that were replaced.
+  description: Backups of learner files that were replaced (copies, or the large or sparse file itself moved).
   returned: success
   type: list
   elements: str
@@ -113,10 +132,11 @@ likely_cause:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running
 from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError, open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import STEP_IDS
 
@@ -125,14 +145,21 @@ def main():
     argument_spec = lab_argument_spec(
         step=dict(type='str', required=True, choices=list(STEP_IDS)),
         timeout=dict(type='int', default=60),
+        **kai_running.RUNNING_ARGS
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    # Opened once, no link at any level; every read and write of the step
+    # goes through this descriptor (learner_read.open_workdir).
     try:
-        kai_profiles.profile_for(module.params['kai_version'])
-    except kai_profiles.KaiProfileError as exc:  # a version no profile covers: say so before any work
-        module.fail_json(msg=str(exc))
+        workdir = open_workdir(module.params['workdir'], create=not module.check_mode)
+    except LearnerFileError as exc:
+        if not (exc.missing and module.check_mode):
+            module.fail_json(msg='%s / %s' % (exc.problem['en'], exc.problem['ko']), step=module.params['step'])
+        workdir = module.params['workdir']  # check mode, nothing there yet: nothing is written
     cluster = connect(module)
-    runner = StepRunner(cluster, module.params['namespace'], module.params['workdir'], module.params['kai_version'],
+    # The KAI that runs decides the step's form; unreadable or not the expected one: fail before any work.
+    running = kai_running.for_module(module, cluster)
+    runner = StepRunner(cluster, module.params['namespace'], workdir, running.version,
                         timeout=module.params['timeout'], check_mode=module.check_mode)
     try:
         result = runner.run(module.params['step'])
@@ -142,6 +169,7 @@ def main():
     except ClusterError as exc:
         module.fail_json(msg='step %s: %s' % (module.params['step'], exc), step=module.params['step'],
                          timeline=runner.timeline)
+    result['kai'] = {'version': running.version, 'source': running.source}
     module.exit_json(**result)
 
 

@@ -333,8 +333,11 @@ def test_v0186_values_turn_off_the_fraction_runtime_class():
 
 
 def test_v0186_is_the_k3s_default_and_needs_no_config_patch():
-    defaults = yaml.safe_load((KAI / "defaults" / "main.yml").read_text())
-    assert defaults["kai_scheduler_chart_version"] == "v0.18.6"
+    lab_defaults = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
+    assert lab_defaults["kai_lab_k3s_kai_version"] == "v0.18.6"
+    # The role's chart version is that input (vars/main.yml), not a second setting.
+    kai_vars = yaml.safe_load((KAI / "vars" / "main.yml").read_text())
+    assert kai_vars["kai_scheduler_chart_version"] == "{{ kai_lab_k3s_kai_version }}"
     config = {"spec": {"admission": {"gpuFractionRuntimeClassName": "", "gpuSharing": True}}}
     assert corrected_by_k3s_tasks(config, "v0.18.6") == config
 

@@ -226,7 +226,23 @@ def test_a_planted_temporary_symlink_is_not_followed(summary, tmp_path):
     write_summary(summary, str(out))
     assert victim.read_text() == "keep me"
     assert not (out / "class.html").is_symlink()
-    assert oct((out / "class.json").stat().st_mode & 0o777) == oct(0o644)
+    assert oct((out / "class.json").stat().st_mode & 0o777) == oct(0o600)
+
+
+def test_the_class_files_are_private_to_the_instructor_by_default(summary, tmp_path):
+    """Issue 18 row 10: every learner's grades were 0644 in a 0755 directory,
+    readable by every local user. Now the directory is 0700 and the files 0600,
+    whatever the umask; other modes only when asked for."""
+    old_umask = os.umask(0o002)
+    try:
+        paths = write_summary(summary, str(tmp_path / "class-grade"))
+    finally:
+        os.umask(old_umask)
+    assert oct((tmp_path / "class-grade").stat().st_mode & 0o777) == oct(0o700)
+    assert [oct(os.stat(p).st_mode & 0o777) for p in paths] == [oct(0o600)] * 4
+    shared = write_summary(summary, str(tmp_path / "shared"), mode=0o640, directory_mode=0o750)
+    assert oct((tmp_path / "shared").stat().st_mode & 0o777) == oct(0o750)
+    assert {oct(os.stat(p).st_mode & 0o777) for p in shared} == {oct(0o640)}
 
 
 def test_evidence_of_a_large_file_is_cut(grades):

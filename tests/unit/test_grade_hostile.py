@@ -165,9 +165,12 @@ def test_kai_lab_grade_module_writes_json_and_grade_file_for_hostile_input(tmp_p
     files[name] = content
     workdir = write_files(tmp_path / "gsb-kai", files)
     args = tmp_path / "args.json"
+    # The sim's record of the KAI it runs, as kai_scheduler's provisioning writes it.
+    record = tmp_path / "kai-version.json"
+    record.write_text(json.dumps({"schema": 1, "version": "v0.12.0", "binaries": {}}))
     args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
         "workdir": workdir, "namespace": NS, "kubeconfig": str(tmp_path / "no-kubeconfig"),
-        "kai_version": "v0.12.0", "lang": "en", "time_limit": TIME_LIMIT}}))
+        "kai_record": str(record), "lang": "en", "time_limit": TIME_LIMIT}}))
     module = COLLECTION_PATH / "ansible_collections/gsb/kai_lab/plugins/modules/kai_lab_grade.py"
     env = dict(os.environ, PYTHONPATH=str(COLLECTION_PATH))
     done = subprocess.run(["/bin/sh", "-c", '"$0" "$@"; exit $?', sys.executable, "-c", MODULE_CHILD,
@@ -217,9 +220,10 @@ def test_forged_evict_event_does_not_pass_preempt_evicted(tmp_path, changes):
 
     state["events"] = [e for e in state["events"] if e.get("reason") != "Evict"] + [forged(real[0], **changes)]
     result = Grader(Snapshot(FakeCluster(state), NS, workdir), lang="en").run()
-    assert checks(result)["preempt.evicted"]["status"] != PASSED
-    assert "no Evict event from KAI" in checks(result)["preempt.evicted"]["message"] or \
-        checks(result)["preempt.evicted"]["status"] == "unverified"
+    assert checks(result)["preempt.evicted"]["status"] == FAILED
+    # Named as what it is (issue 18): not KAI's word, and why.
+    assert "this Event is not about any PodGroup of your pods (its reporter is not KAI's scheduler)" in \
+        checks(result)["preempt.evicted"]["message"]
 
 
 def test_evict_event_about_a_pod_instead_of_a_podgroup_is_not_kais():

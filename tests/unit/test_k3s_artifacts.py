@@ -7,7 +7,9 @@ evaluate the role's real files with Ansible's own templating engine.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,8 @@ def _role_vars(machine: str = "x86_64", **overrides) -> dict:
     variables.update(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
     variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
     variables["ansible_facts"] = {"architecture": machine}
+    # The one KAI input of the k3s target (roles/kai_lab defaults), which the image list follows.
+    variables["kai_lab_k3s_kai_version"] = "v0.18.6"
     variables.update(overrides)
     return variables
 
@@ -41,8 +45,17 @@ def _get(templar: Templar, name: str):
     return templar.template(trust_as_template("{{ %s }}" % name))
 
 
+def _flat(tasks: list[dict]) -> list[dict]:
+    """Every task, those inside blocks too (main.yml's root block)."""
+    out = []
+    for task in tasks:
+        out.append(task)
+        out += _flat(task.get("block", []) + task.get("rescue", []) + task.get("always", []))
+    return out
+
+
 def _tasks(name: str) -> list[dict]:
-    return yaml.safe_load((ROLE / "tasks" / name).read_text())
+    return _flat(yaml.safe_load((ROLE / "tasks" / name).read_text()))
 
 
 def _assert_task(name: str) -> dict:
@@ -135,8 +148,8 @@ def test_online_mode_is_the_default():
 
 
 def test_airgap_sources_are_every_file_with_its_sha256():
-    charts = {"kai-scheduler-v0.18.6.tgz": "1" * 64, "fake-gpu-operator-0.2.0.tgz": "2" * 64}
-    templar = _templar("x86_64", k3s_airgap_dir="/srv/lab", k3s_airgap_chart_checksums=charts)
+    templar = _templar("x86_64", k3s_airgap_dir="/srv/lab", k3s_airgap_kai_scheduler_chart_sha256="1" * 64,
+                       k3s_airgap_fake_gpu_operator_chart_sha256="2" * 64)
     assert _get(templar, "k3s_airgap") is True
     assert dict(_get(templar, "k3s_airgap_sources")) == {
         "/srv/lab/k3s": "f95350e3997165974d1d1406f01aabaf869aed7ca790cc2d83a92a82f26a06c5",
@@ -163,15 +176,22 @@ def test_airgap_refuses_a_file_whose_sha256_differs():
     assert not holds({"exists": False})
 
 
-def test_airgap_requires_chart_checksums():
-    task = next(
-        t for t in _tasks("airgap.yml") if t["name"] == "Check that the airgap directory has checksums for its chart archives"
-    )
-    condition = task["ansible.builtin.assert"]["that"]
-    assert not _templar(k3s_airgap_dir="/srv/lab").evaluate_conditional(trust_as_template(condition))
-    assert _templar(
-        k3s_airgap_dir="/srv/lab", k3s_airgap_chart_checksums={"x.tgz": "1" * 64}
-    ).evaluate_conditional(trust_as_template(condition))
+def test_airgap_requires_a_checksum_for_each_chart():
+    task = next(t for t in _tasks("airgap.yml") if t["name"] == "Check that each chart archive has its own pinned sha256")
+    conditions = task["ansible.builtin.assert"]["that"]
+
+    def holds(**settings) -> bool:
+        templar = _templar(k3s_airgap_dir="/srv/lab", **settings)
+        return all(templar.evaluate_conditional(trust_as_template(c)) for c in conditions)
+
+    both = {"k3s_airgap_kai_scheduler_chart_sha256": "1" * 64, "k3s_airgap_fake_gpu_operator_chart_sha256": "2" * 64}
+    assert holds(**both)
+    assert not holds()
+    # One chart's checksum is not enough, and the old single dict is refused by name.
+    assert not holds(k3s_airgap_kai_scheduler_chart_sha256="1" * 64)
+    assert not holds(**both, k3s_airgap_chart_checksums={"kai-scheduler-v0.18.6.tgz": "1" * 64})
+    message = _templar(k3s_airgap_dir="/srv/lab").template(trust_as_template(task["ansible.builtin.assert"]["fail_msg"]))
+    assert "kai-scheduler-v0.18.6.tgz" in message and "fake-gpu-operator-0.2.0.tgz" in message
 
 
 def test_config_disables_runtimes_and_keeps_kubeconfig_private():
@@ -258,14 +278,132 @@ def test_online_mode_installs_k3s_images_from_the_pinned_archive():
     assert task["notify"] == "Restart k3s"
 
 
+def _images_missing(listing: dict, **overrides) -> list[str]:
+    task = next(t for t in _tasks("images.yml") if t["name"] == "Find the lab's images k3s does not have")
+    templar = _templar(k3s_images_present={"stdout": json.dumps(listing)}, kai_lab_k3s_kai_version="v0.18.6", **overrides)
+    templar.available_variables = {**templar.available_variables, **trust(task["vars"])}
+    return templar.template(trust_as_template(task["ansible.builtin.set_fact"]["k3s_images_missing"]))
+
+
 def test_images_are_pulled_online_and_required_airgapped():
     tasks = {t["name"]: t for t in _tasks("images.yml")}
-    missing = tasks["Find the lab's images k3s does not have"]["ansible.builtin.set_fact"]["k3s_images_missing"]
-    listing = {"stdout": '{"images": [{"repoTags": ["docker.io/library/ubuntu:22.04"]}, {"repoTags": []}]}'}
-    templar = _templar(k3s_images_present=listing, kai_lab_kai_version="v0.18.6")
-    left = templar.template(trust_as_template(missing))
+    left = _images_missing({"images": [{"repoTags": ["docker.io/library/ubuntu:22.04"]}, {"repoTags": []}]})
     assert "docker.io/library/ubuntu:22.04" not in left
     assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" in left
     assert tasks["Pull the lab's images"]["when"] == "not k3s_airgap"
     assert tasks["Pull the lab's images"]["ansible.builtin.command"]["argv"][1:3] == ["crictl", "pull"]
     assert "k3s_airgap" in tasks["Fail when an airgapped VM lacks an image"]["when"]
+
+
+DIGEST = "sha256:" + "a" * 64
+
+
+def test_an_image_with_a_pinned_digest_is_missing_until_its_tag_holds_that_digest():
+    ubuntu = "docker.io/library/ubuntu:22.04"
+    pinned = {"k3s_image_digests": {ubuntu: DIGEST}}
+    other = {"repoTags": [ubuntu], "repoDigests": ["docker.io/library/ubuntu@sha256:" + "b" * 64]}
+    exact = {"repoTags": [ubuntu], "repoDigests": ["docker.io/library/ubuntu@" + DIGEST]}
+    assert ubuntu in _images_missing({"images": [other]}, **pinned)
+    assert ubuntu not in _images_missing({"images": [exact]}, **pinned)
+    # Without a pinned digest the tag alone counts.
+    assert ubuntu not in _images_missing({"images": [other]})
+
+
+def test_an_image_with_a_pinned_digest_is_pulled_at_it_and_tagged():
+    tasks = {t["name"]: t for t in _tasks("images.yml")}
+    ubuntu = "docker.io/library/ubuntu:22.04"
+    pull = tasks["Pull the lab's images"]
+    templar = _templar(item=ubuntu, k3s_image_digests={ubuntu: DIGEST})
+    templar.available_variables = {**templar.available_variables, **trust(pull["vars"])}
+    assert templar.template(trust_as_template(pull["vars"]["k3s_image_ref"])).strip() == "docker.io/library/ubuntu@" + DIGEST
+    tag = tasks["Tag the images pulled by digest with their tags"]["ansible.builtin.command"]["argv"]
+    assert [templar.template(trust_as_template(a)) for a in tag[-2:]] == ["docker.io/library/ubuntu@" + DIGEST, ubuntu]
+    unpinned = _templar(item=ubuntu)
+    unpinned.available_variables = {**unpinned.available_variables, **trust(pull["vars"])}
+    assert unpinned.template(trust_as_template(pull["vars"]["k3s_image_ref"])).strip() == ubuntu
+
+
+def test_a_digest_that_is_not_sha256_is_refused():
+    task = next(t for t in _tasks("images.yml") if t["name"] == "Check that the lab's images are pinned for these versions")
+    conditions = task["ansible.builtin.assert"]["that"]
+
+    def holds(digests):
+        templar = _templar(k3s_image_digests=digests, kai_lab_k3s_kai_version="v0.18.6")
+        return all(templar.evaluate_conditional(trust_as_template(c)) for c in conditions)
+
+    assert holds({}) and holds({"docker.io/library/ubuntu:22.04": DIGEST})
+    assert not holds({"docker.io/library/ubuntu:22.04": "a" * 64})
+
+
+def test_the_moving_ubuntu_tag_is_a_local_name_of_the_fixed_tag():
+    task = next(t for t in _tasks("images.yml") if t["name"] == "Give the fixed-tag images the names the lab's pods ask for")
+    needed = _get(_templar(kai_lab_kai_version="v0.18.6"), "k3s_images_needed")
+    assert not [image for image in needed if image.endswith(":latest")]
+
+    def to_tag(images):
+        templar = _templar(k3s_images_now={"stdout": json.dumps({"images": images})})
+        templar.available_variables = {**templar.available_variables, **trust(task["vars"])}
+        return [item["key"] for item in templar.template(trust_as_template(task["loop"]))]
+
+    fixed = "docker.io/library/ubuntu:24.04"
+    assert fixed in needed
+    assert to_tag([{"repoTags": [fixed]}]) == ["docker.io/library/ubuntu:latest"]
+    # Tagged before, on the same image: nothing to do; on another image (a pulled :latest): tagged again.
+    assert to_tag([{"repoTags": [fixed, "docker.io/library/ubuntu:latest"]}]) == []
+    assert to_tag([{"repoTags": [fixed]}, {"repoTags": ["docker.io/library/ubuntu:latest"]}]) == [
+        "docker.io/library/ubuntu:latest"]
+
+
+def _brace_expand(cell: str) -> list[str]:
+    match = re.search(r"\{([^}]+)\}", cell)
+    if not match:
+        return [cell]
+    return [cell[:match.start()] + part + cell[match.end():] for part in match.group(1).split(",")]
+
+
+def test_the_role_readme_says_for_each_image_whether_and_why_its_digest_is_pinned():
+    text = (ROLE / "README.md").read_text().split("## Image digests", 1)[1]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| `")]
+    listed = {image: (pinned, why) for cells in rows for image in _brace_expand(cells[0].strip("`"))
+              for pinned, why in [(cells[1], cells[2])]}
+    needed = _get(_templar(kai_lab_kai_version="v0.18.6"), "k3s_images_needed")
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    assert set(needed) == set(listed)
+    for image in needed:
+        pinned, why = listed[image]
+        assert pinned == ("yes" if image in defaults["k3s_image_digests"] else "no"), image
+        assert pinned == "yes" or "not reachable" in why, image
+
+
+PY310 = {"architecture": "aarch64", "python": {"executable": "/usr/bin/python3", "version": {"major": 3, "minor": 10}}}
+
+
+def test_the_vm_gets_the_pinned_set_of_its_own_python():
+    templar = _templar("aarch64", ansible_facts=PY310, role_path=str(ROLE))
+    pins = _get(templar, "k3s_python_pins")
+    lines = (ROLE / "files" / "constraints" / "py3.10.txt").read_text().splitlines()
+    assert pins == [line for line in lines if line and not line.startswith("#")]
+    assert "pycparser==3.12" not in pins and any(p.startswith("typing-extensions==") for p in pins)
+    assert _get(templar, "k3s_python_versions") == ["3.10", "3.11", "3.12", "3.13"]
+    # The venv is made by the Python the set was chosen for.
+    install = next(t for t in _tasks("python.yml") if "ansible.builtin.pip" in t)["ansible.builtin.pip"]
+    assert templar.template(trust_as_template(install["virtualenv_command"])) == "/usr/bin/python3 -m venv"
+    assert install["name"] == "{{ k3s_python_pins }}"
+
+
+def test_airgap_wheels_are_checked_for_the_vms_python_and_machine(tmp_path):
+    task = next(t for t in _tasks("python.yml") if t["name"].startswith("Airgap, check on the control host"))
+    assert task["delegate_to"] == "localhost" and task["become"] is False
+    import sys
+    templar = _templar("aarch64", ansible_facts=PY310, role_path=str(ROLE), k3s_airgap_dir=str(tmp_path),
+                       ansible_playbook_python=sys.executable)
+    argv = templar.template(trust_as_template(task["ansible.builtin.command"]["argv"]))
+    assert argv[argv.index("--python-version") + 1] == "3.10"
+    assert "--platform=manylinux2014_aarch64" in argv and not [a for a in argv if a.endswith("x86_64")]
+    assert "--no-index" in argv and argv[argv.index("--find-links") + 1] == str(tmp_path) + "/wheels"
+    # Run as the role would, on an empty wheels directory (no network: --no-index): pip names a pin.
+    (tmp_path / "wheels").mkdir()
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "No matching distribution" in out.stderr
+    assert not (tmp_path / "wheels" / ".pip-check").exists()

@@ -111,7 +111,10 @@ def test_reservation_pods_on_fake_gpu_nodes_run_untagged_ubuntu():
     source = RESERVATION_SOURCE.read_text()
     assert re.search(r'Containers\[0\]\.Image = "ubuntu"', source)
     assert "docker.io/library/ubuntu:latest" in image_names("ubuntu")
-    assert "docker.io/library/ubuntu:latest" in IMAGES["kai_scheduler"]["v0.18.6"]
+    # The moving tag is not pulled: a fixed tag is, and serves that name on the VM.
+    assert "docker.io/library/ubuntu:latest" not in IMAGES["kai_scheduler"]["v0.18.6"]
+    fixed = VARS["k3s_image_local_tags"]["docker.io/library/ubuntu:latest"]
+    assert fixed in IMAGES["kai_scheduler"]["v0.18.6"] and not fixed.endswith(":latest")
 
 
 def test_kai_images_are_the_pinned_release():
@@ -120,7 +123,8 @@ def test_kai_images_are_the_pinned_release():
             assert image.endswith(":v0.18.6"), image
     # The chart the kai_scheduler role installs is the one listed.
     defaults = yaml.safe_load((KAI / "defaults" / "main.yml").read_text())
-    assert defaults["kai_scheduler_chart_version"] in IMAGES["kai_scheduler"]
+    lab_defaults = yaml.safe_load((ROOT / "roles" / "kai_lab" / "defaults" / "main.yml").read_text())
+    assert lab_defaults["kai_lab_k3s_kai_version"] in IMAGES["kai_scheduler"]
     assert defaults["kai_scheduler_chart_ref"].startswith("oci://" + KAI_REGISTRY)
 
 
@@ -174,12 +178,12 @@ def _needed(**overrides):
 
 
 def test_the_vm_needs_the_union_once():
-    needed = _needed(kai_lab_kai_version="v0.18.6")
+    needed = _needed(kai_lab_k3s_kai_version="v0.18.6")
     assert needed == sorted(set(IMAGES["kai_scheduler"]["v0.18.6"] + IMAGES["fake_gpu_operator"]["0.2.0"]
                                 + IMAGES["lab"]))
     assert needed.count("docker.io/library/ubuntu:22.04") == 1
     # An unpinned version has no list; tasks/images.yml refuses it by name.
-    assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" not in _needed(kai_lab_kai_version="v0.19.0")
+    assert "ghcr.io/kai-scheduler/kai-scheduler/binder:v0.18.6" not in _needed(kai_lab_k3s_kai_version="v0.19.0")
 
 
 def _readme_table() -> dict[str, str]:

@@ -457,6 +457,7 @@ def test_probe_image_is_the_lab_pods_image():
 def _ready_args(target):
     task = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())[0]
     variables = trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "defaults" / "main.yml")))
+    variables.update(trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "vars" / "main.yml"))))
     variables.update(kai_lab_target=target, kai_lab_sim_state_dir="/state")
     variables.update(trust(task["vars"]))
     templar = Templar(loader=DataLoader(), variables=variables)
@@ -476,6 +477,9 @@ def test_sim_reads_the_binder_process_and_pulls_nothing():
     assert args["binder_pid_file"] == "/state/kai/pids/binder.pid"
     assert args["pull_images"] is False
     assert args["probe_namespace"] == "kai-lab-probe" != "kai-lab"
+    # The version is read from the record the sim's provisioning writes, never given.
+    assert args["kai_record"] == "/state/kai/kai-version.json"
+    assert "kai_version" not in args
 
 
 def test_k3s_reads_the_binder_deployment_and_fingerprints_the_pods():
@@ -484,3 +488,5 @@ def test_k3s_reads_the_binder_deployment_and_fingerprints_the_pods():
     assert args["pull_images"] is True
     assert args["identity_namespaces"] == ["kai-scheduler", "gpu-operator"]
     assert args["image"] == "ubuntu:22.04"
+    # No record on the VM: the module reads the version through the API in KAI's namespace.
+    assert "kai_record" not in args and "kai_version" not in args

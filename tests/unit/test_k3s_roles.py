@@ -21,7 +21,10 @@ K3S = ROOT / "roles" / "k3s"
 
 
 def _defaults(role: Path) -> dict:
-    return trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
+    variables = trust(DataLoader().load_from_file(str(role / "defaults" / "main.yml")))
+    if (role / "vars" / "main.yml").exists():  # derived values (kai_scheduler_chart_version)
+        variables.update(trust(DataLoader().load_from_file(str(role / "vars" / "main.yml"))))
+    return variables
 
 
 def _templar(*roles: Path, **overrides) -> Templar:
@@ -122,22 +125,24 @@ def test_chart_source_registry_airgap_or_archive(role, fact, version, chart_arch
     set_fact = _task(role, "Choose the" if role is FGO else "Set the chart version")["ansible.builtin.set_fact"]
     expression = set_fact[fact]
 
-    online = _templar(role)
+    # KAI's chart version is the lab's one k3s input (kai_lab_k3s_kai_version).
+    lab = {"kai_lab_k3s_kai_version": version} if role is KAI else {}
+    online = _templar(role, **lab)
     assert _render(online, expression).strip() == ""
 
-    airgap = _templar(role, k3s_airgap_dir="/srv/lab", k3s_charts_dir="/var/lib/gsb-kai-lab/charts")
+    airgap = _templar(role, k3s_airgap_dir="/srv/lab", k3s_charts_dir="/var/lib/gsb-kai-lab/charts", **lab)
     assert _render(airgap, expression).strip() == f"/var/lib/gsb-kai-lab/charts/{file_name}"
 
-    explicit = _templar(role, **{chart_archive_var: "/root/chart.tgz", "k3s_airgap_dir": "/srv/lab"})
+    explicit = _templar(role, **{chart_archive_var: "/root/chart.tgz", "k3s_airgap_dir": "/srv/lab"}, **lab)
     assert _render(explicit, expression).strip() == "/root/chart.tgz"
 
 
 def test_other_roles_use_only_facts_the_k3s_role_publishes():
-    tasks = yaml.safe_load((K3S / "tasks" / "main.yml").read_text())
+    tasks = yaml.safe_load((K3S / "tasks" / "main.yml").read_text())[-1]["block"]
     published = set(next(t for t in tasks if t["name"].startswith("Share Helm"))["ansible.builtin.set_fact"])
     assert {"k3s_helm_binary", "k3s_charts_dir", "k3s_airgap_dir"} <= published
     # ... and the play goes on with the Python environment that has the Kubernetes client.
-    assert tasks[-1]["ansible.builtin.include_tasks"] == "interpreter.yml"
+    assert tasks[-1]["ansible.builtin.include_tasks"]["file"] == "interpreter.yml"
     interpreter = yaml.safe_load((K3S / "tasks" / "interpreter.yml").read_text())
     assert interpreter[-1]["ansible.builtin.set_fact"] == {
         "ansible_python_interpreter": "{{ k3s_python_venv }}/bin/python"

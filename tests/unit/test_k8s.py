@@ -341,10 +341,12 @@ def test_grader_snapshot_with_a_crafted_configmap_annotation_never_requests_anot
     pod = {"metadata": {"name": "fr-1", "namespace": "kai-lab", "annotations": {
         kai_gpu.FRACTION_ANNOTATION: "0.5",
         kai_gpu.SHARED_GPU_CONFIGMAP_ANNOTATION: "../../kube-system/secrets/admin-token#"}}}
-    # The lab namespace (its uid tells the grader's record of this lab), queues, pods, PodGroups, events.
+    # The lab namespace (its uid tells the grader's record of this lab), queues, pods, PodGroups, events,
+    # and the namespace's ConfigMaps, listed once (issue 18): the crafted name is looked up among them.
     cluster = cluster_with({"metadata": {"name": "kai-lab", "uid": "ns-uid"}},
-                           {"items": []}, {"items": [pod]}, {"items": []}, {"items": []})
+                           {"items": []}, {"items": [pod]}, {"items": []}, {"items": []}, {"items": []})
     snapshot = Snapshot(cluster, "kai-lab", "/nonexistent")
     assert snapshot.error is None and snapshot.configmaps == {}
     paths = [call["path"] for call in cluster.api.calls]
-    assert len(paths) == 5 and not any("secrets" in path or "kube-system" in path for path in paths)
+    assert len(paths) == 6 and not any("secrets" in path or "kube-system" in path for path in paths)
+    assert paths[-1].endswith("/namespaces/kai-lab/configmaps")

@@ -271,3 +271,37 @@ def test_a_pid_reused_while_stopping_is_never_killed(tmp_path, mode):
     result = json.loads(done.stdout)
     assert result["reused"], "the test did not manage to reuse the pid"
     assert result == {"stopped": True, "reused": True, "newcomer_alive": True}
+
+
+def test_a_kwokctl_pid_file_naming_an_unrelated_program_is_never_trusted(tmp_path):
+    """Issue 18 row 11: a pid file with no start time of ours (kwokctl's own)
+    naming an unrelated `sleep` is not trusted on the program name: the sleep
+    lives on; a process whose command line names the cluster's directory (as
+    kwokctl starts each component) is stopped."""
+    cluster = tmp_path / "kwok" / "clusters" / "kai-lab"
+    unrelated = subprocess.Popen(["sleep", "30"])
+    program = os.path.basename(sys.executable)
+    ours = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "--config=%s/kwok.yaml" % cluster])
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "--config=/elsewhere/kwok.yaml"])
+    try:
+        sleep_pid = str(cluster / "pids" / "sleep.pid")
+        write_pid(sleep_pid, unrelated.pid)
+        assert process.running_pid(sleep_pid) is None
+        assert process.stop(sleep_pid, timeout=1) is False
+        assert unrelated.poll() is None and alive(unrelated.pid)
+
+        python_pid = str(cluster / "pids" / (program + ".pid"))
+        write_pid(python_pid, stranger.pid)
+        assert process.stop(python_pid, timeout=1) is False
+        assert stranger.poll() is None and alive(stranger.pid)
+
+        write_pid(python_pid, ours.pid)
+        assert process.running_pid(python_pid) == ours.pid
+        assert process.stop(python_pid, timeout=5) is True
+        assert ours.wait(timeout=5) == -signal.SIGTERM
+        assert not os.path.exists(python_pid)
+    finally:
+        for child in (unrelated, ours, stranger):
+            if child.poll() is None:
+                child.kill()
+            child.wait()

@@ -42,6 +42,11 @@ def _program(name: str, *argv: str) -> subprocess.Popen:
     return subprocess.Popen(["bash", "-c", 'exec -a "/sim/bin/$0" "$@"', name, *argv])
 
 
+def _sleeper(cluster_dir, seconds: int = 60) -> tuple:
+    """A program that sleeps with a path in the cluster's directory among its arguments, as kwokctl's do."""
+    return "python3", "-c", "import time; time.sleep(%d)" % seconds, "--config=%s/kwok.yaml" % cluster_dir
+
+
 @pytest.fixture()
 def sim(tmp_path):
     ports = {key: _free_port() for key in
@@ -61,10 +66,10 @@ def sim(tmp_path):
         process.wait()
 
 
-def _listener(port: int, seconds: int = 60) -> tuple:
+def _listener(port: int, cluster_dir, seconds: int = 60) -> tuple:
     code = ("import socket,time,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
             "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(%d)" % seconds)
-    return "python3", "-c", code, str(port)
+    return "python3", "-c", code, str(port), "--kubeconfig=%s/kubeconfig.yaml" % cluster_dir
 
 
 def _wait_listening(port: int) -> None:
@@ -85,8 +90,8 @@ def _run(script: str) -> list[str]:
 
 def test_a_lingering_apiserver_is_stopped_and_reported_a_listening_one_kept(sim):
     cluster_dir, ports, start = sim
-    lingering = start("kube-apiserver", "sleep", "60")          # alive, nothing on its port
-    serving = start("kube-scheduler", *_listener(ports["kube_scheduler"]))
+    lingering = start("kube-apiserver", *_sleeper(cluster_dir))  # alive, nothing on its port
+    serving = start("kube-scheduler", *_listener(ports["kube_scheduler"], cluster_dir))
     _wait_listening(ports["kube_scheduler"])
     dead = start("kube-controller-manager", "true")
     dead.wait()
@@ -105,6 +110,17 @@ def test_a_lingering_apiserver_is_stopped_and_reported_a_listening_one_kept(sim)
 
 def test_check_mode_reports_the_lingering_process_but_kills_nothing(sim):
     cluster_dir, ports, start = sim
-    lingering = start("kube-apiserver", "sleep", "60")
+    lingering = start("kube-apiserver", *_sleeper(cluster_dir))
     assert _run(_script(cluster_dir, ports, check_mode=True)) == ["kube-apiserver"]
     assert lingering.poll() is None
+
+
+def test_a_pid_of_a_program_of_the_same_name_not_naming_the_cluster_is_reported_never_killed(sim):
+    """Issue 18 row 11: kwokctl's pid files have no start time; the program name alone is no proof.
+    A kube-apiserver of someone else (not listening on the sim's port) is reported, never killed."""
+    cluster_dir, ports, start = sim
+    stranger = start("kube-apiserver", "sleep", "60")
+    elsewhere = start("etcd", *_sleeper("/elsewhere"))
+    assert sorted(_run(_script(cluster_dir, ports, check_mode=False))) == ["etcd", "kube-apiserver"]
+    time.sleep(0.5)
+    assert stranger.poll() is None and elsewhere.poll() is None

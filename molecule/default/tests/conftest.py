@@ -4,6 +4,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -33,6 +34,19 @@ def sim_state():
 def sim_kubectl():
     """The sim's own kubectl link: a test sim links none on PATH."""
     return os.path.join(sim_state(), 'kubectl')
+
+
+def kai_lab_command():
+    """The learner's check command provision installed: a sim with its own state directory has its own."""
+    return os.path.join(sim_state(), 'kai-lab')
+
+
+def run_kai_lab(*args, timeout=60):
+    """kai-lab args, in English: (CompletedProcess, seconds it took)."""
+    started = time.monotonic()
+    done = subprocess.run([kai_lab_command()] + list(args) + ['--lang', 'en'], capture_output=True, text=True,
+                          timeout=timeout)
+    return done, time.monotonic() - started
 
 
 def sim_kubeconfig():

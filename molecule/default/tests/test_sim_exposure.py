@@ -10,6 +10,7 @@ import re
 import shlex
 import socket
 import ssl
+import urllib.error
 import urllib.request
 
 from conftest import sim_ports, sim_state
@@ -134,3 +135,21 @@ def test_a_non_root_user_cannot_read_etcd(host):
     assert result['key'] == 'PermissionError', result
     # The sim's own certificate reads etcd: the port is etcd and holds the cluster.
     assert _etcd_count_with_sim_certificate() > 0
+
+
+def test_no_debug_handlers_for_local_users():
+    """Issue 18 row 10: kwok's debugging and profiling handlers are off
+    (KwokConfiguration) and the sim's scheduler serves no /debug/pprof/ on
+    its metrics port (its main drops net/http/pprof's handlers); /metrics
+    still answers."""
+    ports = sim_ports()
+    for name in ('kwok_controller', 'scheduler_metrics'):
+        try:
+            with urllib.request.urlopen('http://127.0.0.1:%d/debug/pprof/' % ports[name], timeout=5) as response:
+                status = response.status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        # kwok answers 405 "Debug endpoints are disabled.", the scheduler 404.
+        assert status in (404, 405), '%s serves /debug/pprof/ (HTTP %s)' % (name, status)
+    with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % ports['scheduler_metrics'], timeout=5) as response:
+        assert response.status == 200

@@ -10,7 +10,7 @@ import urllib.request
 
 import yaml
 
-from conftest import sim_ports, sim_state
+from conftest import run_playbook, sim_ports, sim_state
 
 NS = 'kai-lab'
 
@@ -155,6 +155,32 @@ def test_solved_lab_grades_100_and_grading_is_read_only(kubectl, workdir, grade_
         (c['id'], c['message']) for s in grade['steps'] for c in s['checks'] if not c['passed']]
     assert before == after
     assert os.path.exists(os.path.join(workdir, 'grade-junit.xml'))
+
+
+def test_the_grade_reports_the_kai_the_sim_provisioned(tmp_path, grade_run):
+    """grade.json, its JUnit file and the table name the version the sim recorded when it started KAI,
+    which is what the binaries' Go build info says (v0.12.0: step 5 in its PodGroup form)."""
+    with open(os.path.join(sim_state(), 'kai', 'kai-version.json')) as handle:
+        record = json.load(handle)
+    assert record['version'] == 'v0.12.0' and record['own_binaries'] is True
+    assert {entry['version'] for entry in record['binaries'].values()} == {'v0.12.0'}
+    grade = grade_run('en', str(tmp_path))
+    assert grade['kai_version'] == record['version'] == grade['kai']['version']
+    assert os.path.join(sim_state(), 'kai', 'kai-version.json') in grade['kai']['source']
+    assert [d['number'] for d in grade['kai']['differences']] == [5]
+    assert 'step 5 uses an explicit PodGroup' in grade['kai']['line']
+    with open(os.path.join(str(tmp_path), 'grade-junit.xml')) as handle:
+        assert '<property name="kai_version" value="v0.12.0"/>' in handle.read()
+
+
+def test_a_mismatched_kai_version_is_refused_naming_both(tmp_path):
+    proc = run_playbook('grade.yml', '-e', 'kai_lab_kai_version=v0.17.0', '-e', 'kai_lab_grade_dir=%s' % tmp_path,
+                        timeout=120)
+    assert proc.returncode != 0
+    # The YAML callback may fold a long message over lines.
+    assert 'kai_lab_kai_version is v0.17.0 but this sim lab gets KAI v0.12.0' in ' '.join(proc.stdout.split()), \
+        proc.stdout[-3000:]
+    assert not os.path.exists(os.path.join(str(tmp_path), 'grade.json'))
 
 
 def test_gpu_allocation_info_module_agrees_with_report_json(host, workdir):

@@ -1,5 +1,6 @@
-"""Shared fixtures of the k3s scenario's checks: kubectl on the VM, and the
-collection's playbooks run from the control host against the VM."""
+"""Shared fixtures of the k3s scenario's checks: the VM as root (through sudo
+for a stock cloud image's user), kubectl on the VM, and the collection's
+playbooks run from the control host against the VM."""
 
 import json
 import os
@@ -10,6 +11,17 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 WORKDIR = '/root/gsb-kai'
 VENV_PYTHON = '/opt/gsb-kai-lab/venv/bin/python'
+# The SSH user (molecule.yml's inventory): root, or a user with sudo.
+USER = os.environ.get('KAI_LAB_K3S_USER', 'root')
+
+
+@pytest.fixture(scope='module')
+def host(host):
+    """The VM as root, as the lab's roles act on it: every command (kubectl with
+    root's kubeconfig, stat of /root/...) through sudo when USER is not root."""
+    if USER != 'root':
+        host.backend.sudo = True
+    return host
 
 
 @pytest.fixture(scope='module')
@@ -28,7 +40,7 @@ def lab_inventory(directory):
     with open(path, 'w') as handle:
         json.dump({'kai_lab': {'hosts': {'kai-lab-k3s': {
             'ansible_host': os.environ['KAI_LAB_K3S_HOST'],
-            'ansible_user': os.environ.get('KAI_LAB_K3S_USER', 'root'),
+            'ansible_user': USER,
             'kai_lab_target': 'k3s'}}}}, handle)
     return path
 

@@ -122,3 +122,10 @@ def test_readiness_probes_left_nothing_behind(host):
     assert kubectl_json(host, "-n", "kai-lab-probe", "get", "pods")["items"] == []
     events = kubectl_json(host, "-n", "kai-lab", "get", "events")["items"]
     assert not [e for e in events if e["involvedObject"].get("name", "").startswith("kai-ready-")]
+
+
+def test_the_untagged_ubuntu_of_reservation_pods_is_the_fixed_tag(host):
+    # KAI's binder names "ubuntu" (ubuntu:latest, a moving tag): the role tags ubuntu:24.04 with it.
+    listed = json.loads(host.check_output("k3s crictl images -o json"))["images"]
+    fixed = [image for image in listed if "docker.io/library/ubuntu:24.04" in (image.get("repoTags") or [])]
+    assert len(fixed) == 1 and "docker.io/library/ubuntu:latest" in fixed[0]["repoTags"]

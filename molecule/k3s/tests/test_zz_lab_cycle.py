@@ -1,12 +1,15 @@
 """Runs last (file order), from the control host against the VM: the solved
 lab grades 100; a subset of the common mistakes (the ones that are learner
 files, safe on a real kubelet) is named by the grader and undone; reset
-empties the lab and a second reset changes nothing; teardown leaves no k3s
+empties the lab and a second reset changes nothing; the VM's kai-lab then
+does not pass queues, prints a learner's control characters as one line and,
+with k3s stopped, exits 2 within 10 s naming the API server; teardown leaves no k3s
 process, network namespace or state behind."""
 
 import json
 import os
 import re
+import unicodedata
 
 import pytest
 
@@ -71,6 +74,52 @@ def test_reset_empties_the_lab_and_is_idempotent(host, kubectl, inventory):
     second = run_playbook("reset.yml", inventory)
     assert second.returncode == 0, second.stdout[-3000:]
     assert re.search(r"kai-lab-k3s\s+: ok=\d+\s+changed=0 ", second.stdout), second.stdout[-1500:]
+
+
+KAI_LAB = "/usr/local/bin/kai-lab"
+
+
+def _kai_lab(host, *args):
+    """kai-lab on the VM in English: (exit code, stdout, seconds measured on the VM)."""
+    done = host.run("s=$(date +%%s%%N); %s %s --lang en; rc=$?; echo \"#rc=$rc ns=$(( $(date +%%s%%N) - s ))\""
+                    % (KAI_LAB, " ".join(args)))
+    out, measured = done.stdout.rsplit("#rc=", 1)
+    rc, ns = measured.split()
+    return int(rc), out, int(ns.split("=")[1]) / 1e9
+
+
+def test_kai_lab_on_the_reset_vm_does_not_pass_queues(host):
+    rc, out, _ = _kai_lab(host, "check", "queues")
+    assert rc == 1, out
+    assert "queues.yaml does not exist in %s" % WORKDIR in out
+    assert out.splitlines()[-1].startswith("step 1 queues (Queue hierarchy): NOT PASSED"), out
+
+
+def test_kai_lab_prints_a_learners_control_characters_as_one_line(host):
+    queues = WORKDIR + "/queues.yaml"
+    content = ('apiVersion: scheduling.run.ai/v2\nkind: Queue\n'
+               'metadata: {name: "lab\\e[2J\\r\\nstep 1 queues (Queue hierarchy): PASSED"}\n')
+    host.run("cat > %s <<'EOF'\n%sEOF" % (queues, content))
+    try:
+        rc, out, _ = _kai_lab(host, "check", "queues")
+    finally:
+        host.run("rm -f %s" % queues)
+    assert rc == 1, out
+    assert not [ch for ch in out.replace("\n", "") if unicodedata.category(ch)[0] == "C"], repr(out)
+    lines = out.splitlines()
+    assert "step 1 queues (Queue hierarchy): PASSED" not in lines
+    assert [line for line in lines if "[2J" in line and line.startswith("1    queues.")], out
+
+
+def test_kai_lab_with_the_api_server_stopped_exits_2_within_10s(host):
+    assert host.run("systemctl stop k3s").rc == 0
+    try:
+        rc, out, seconds = _kai_lab(host, "check", "queues")
+    finally:
+        host.run("systemctl start k3s")
+    assert rc == 2, out
+    assert seconds < 10, seconds
+    assert out.splitlines()[-1].startswith("could not grade: cannot reach the Kubernetes API server at https://"), out
 
 
 def test_teardown_leaves_no_process_netns_or_state(host, inventory):

@@ -95,3 +95,29 @@ def test_the_printed_table_names_each_mistake(grade):
     for check_id, expected in EXPECTED.items():
         assert rows[check_id].split()[2] == 'FAIL', rows[check_id]
         assert expected[lang] in rows[check_id], rows[check_id]
+
+
+# The Events converge created to pass for KAI's word (issue 18): each check
+# that could take one names it as no proof, and passes on KAI's own Events.
+FORGED = {'nolimit.reason': 'nl-1.forged', 'preempt.evicted': 'evict.forged'}
+
+
+def test_forged_events_are_named_and_are_no_proof(grade):
+    _, result, _ = grade
+    checks = {c['id']: c for s in result['steps'] for c in s['checks']}
+    for check_id, event in FORGED.items():
+        check = checks[check_id]
+        assert check['status'] == 'passed', (check_id, check['message'])
+        named = [line for line in check['evidence'].get('not_proof') or [] if event in line]
+        assert named and 'this Event is not about any PodGroup of your pods' in named[0], (check_id, check['evidence'])
+        assert event not in json.dumps(check['evidence'].get('kai_proof')), check_id
+    # The forged gang Event changes nothing: this KAI gave the lab's Job no gang.
+    assert 'gang.forged' not in json.dumps(checks['gang.reason'])
+
+
+def test_a_nan_gpu_fraction_pod_is_graded(grade, kubectl):
+    """The pod exists (KAI's webhook admitted it) and the grade above was written, strict JSON."""
+    pod = kubectl('-n kai-lab get pod nan-fraction')
+    assert pod['metadata']['annotations']['gpu-fraction'] == 'NaN'
+    _, result, _ = grade
+    json.dumps(result, allow_nan=False)

@@ -15,20 +15,216 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    PASSED, UNVERIFIED, Result, bilingual, passed)
+    BUILD_POD, FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
+
+# Evidence key of a passed check listing Events it did not take as proof (a learner's forgeries).
+NOT_PROOF_KEY = 'not_proof'
+MAX_NAMED = 5
+
+WORDS = {
+    'forged': {'en': 'Event {event} ({reason} on {object}) is not KAI\'s word about your pods: this Event is not about '
+                     'any PodGroup of your pods ({why})',
+               'ko': '이벤트 {event} ({object} 의 {reason}) 는 여러분 파드에 대한 KAI의 말이 아닙니다: 이 이벤트는 '
+                     '여러분 파드의 어떤 PodGroup 에 대한 것도 아닙니다 ({why_ko})'},
+    'forged_hint': {'en': 'Only KAI\'s own Events about the lab\'s pods count. Do the step as the lab text says '
+                          '(KAI writes its Events itself) and delete Events you created.',
+                    'ko': '실습 파드에 대한 KAI 자신의 이벤트만 인정됩니다. 실습 설명대로 단계를 수행하고 (KAI가 이벤트를 '
+                          '직접 씁니다) 직접 만든 이벤트는 지우세요.'},
+    'not_scheduler': {'en': 'its reporter is not KAI\'s scheduler', 'ko': '보고자가 KAI 스케줄러가 아닙니다'},
+    'no_uid': {'en': 'it names no object uid', 'ko': '객체 uid 가 없습니다'},
+    'unknown': {'en': '{object} is no object of this step that exists or existed',
+                'ko': '{object} 는 지금 있거나 있었던 이 단계의 객체가 아닙니다'},
+    'other_uid': {'en': '{object} is uid {uid}, the Event names uid {claimed}',
+                  'ko': '{object} 의 uid 는 {uid} 인데 이벤트는 uid {claimed} 를 가리킵니다'},
+    'too_late': {'en': 'it was stored at {stored}, after the lab moved on to step 6 ({before}), yet names {object}, '
+                       'which is gone',
+                 'ko': '{object} 는 이미 없는데, 실습이 6단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
+    'too_early': {'en': 'it was stored at {stored}, before {object} was created at {created}',
+                  'ko': '{object} 가 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+}
 
 
-def live(proofs, subject_pods, **evidence):
-    """A passed Result on KAI's proof seen now; the record keeps proofs and subjects."""
+def _say(key, lang, **values):
+    template = WORDS[key][lang]
+    return template.format(**values)
+
+
+def _both(key, **values):
+    return bilingual(_say(key, 'en', **values), _say(key, 'ko', **values))
+
+
+class Known(object):
+    """The objects of this lab a step's proof may be about: (kind, name) -> uid and creation time.
+
+    Filled by the step: first the objects that exist now (their uid and
+    creationTimestamp), then, for one that is gone, the uid the grader's
+    record saw, else the one uid the lab's events give it
+    (kai.uid_from_events) -- but only from events the API server stored
+    before `before`, the creation of a later step's pod that exists now
+    (bd-1, see later_pod_created): the Events of step 3's nl-1 or step 5's
+    gang once deleted were stored before step 6 began, while an Event a
+    learner creates now is stored now (metadata.creationTimestamp is set by
+    the API server, not by the Event's creator).
+
+    An Event is KAI's word about one of these objects when its reporter is
+    KAI's scheduler, its involvedObject has that kind, name and uid, and it
+    was stored no earlier than the object was created (and, for one known
+    from events only, no later than `before`).
+    """
+
+    def __init__(self, snapshot, before=None):
+        self.snapshot = snapshot
+        self.before = before
+        self.objects = {}
+        # What the grader's record saw: (kind, name) -> uid.
+        self.seen = recorded_objects(getattr(snapshot, 'record', None))
+
+    def add(self, kind, name, uid, created='', before=''):
+        if name and uid and (kind, name) not in self.objects:
+            self.objects[(kind, name)] = {'uid': uid, 'created': created or '', 'before': before or ''}
+        return self.uid(kind, name)
+
+    def add_live(self, kind, obj):
+        """An object that exists now; returns its uid."""
+        return self.add(kind, kai.name_of(obj), kai.meta(obj).get('uid'), kai.meta(obj).get('creationTimestamp'))
+
+    def add_gone(self, kind, name):
+        """An object that does not exist now: its uid from the record, else from the lab's events; returns it."""
+        if (kind, name) in self.seen:
+            return self.add(kind, name, self.seen[(kind, name)])
+        if self.before:
+            return self.add(kind, name, self.from_events(kind, name), before=self.before)
+        return None
+
+    def from_events(self, kind, name):
+        """The uid the events stored before `before` give an object (None without `before`)."""
+        if not self.before:
+            return None
+        return kai.uid_from_events(self.snapshot.events, kind, name, stored_before=self.before)
+
+    def recorded_owner_uid(self, owner):
+        """The uid in the name of a PodGroup pg-<owner>-<uid> the record saw (pod-grouper names it after
+        its pod or Job), or None."""
+        for kind, name in sorted(self.seen):
+            if kind == 'PodGroup' and kai.owner_uid_in_podgroup_name(name, owner):
+                return kai.owner_uid_in_podgroup_name(name, owner)
+        return None
+
+    def pods(self, names):
+        """The known pods of these names, as the record's subjects take them (name and uid)."""
+        return [{'metadata': {'name': name, 'uid': self.uid('Pod', name)}} for name in names if self.uid('Pod', name)]
+
+    def uid(self, kind, name):
+        return (self.objects.get((kind, name)) or {}).get('uid')
+
+    def why_not(self, event, reporter=True):
+        """None when event is KAI's word about one of these objects, else why not (en, ko)."""
+        obj = kai.involved(event)
+        kind, name, claimed = obj.get('kind'), obj.get('name'), obj.get('uid')
+        what = '%s/%s' % (printable(kind, 40), printable(name, 120))
+        if reporter and not kai.reported_by_scheduler(event):
+            return _both('not_scheduler')
+        known = self.objects.get((kind, name))
+        if known is None:
+            return _both('unknown', object=what)
+        if not claimed:
+            return _both('no_uid')
+        if claimed != known['uid']:
+            return _both('other_uid', object=what, uid=known['uid'], claimed=printable(claimed, 64))
+        stored = printable(kai.event_stored(event), 40)
+        if not kai.event_is_about(event, kind, name, known['uid'], known['created']):
+            return _both('too_early', object=what, stored=stored, created=known['created'])
+        if known['before'] and not kai.not_before(known['before'], kai.event_stored(event)):
+            return _both('too_late', object=what, stored=stored, before=known['before'])
+        return None
+
+    def gone_word(self, event):
+        """Whether event looks like KAI's word about another object that is gone (not one of the step's):
+        KAI's reporter, the uid its other events give, stored before `before`."""
+        obj = kai.involved(event)
+        return kai.reported_by_scheduler(event) and bool(obj.get('uid')) and bool(self.before) \
+            and obj.get('uid') == self.from_events(obj.get('kind'), obj.get('name'))
+
+
+def later_pod_created(snapshot):
+    """When step 6's bd-1, which exists now, was created: a gone object's Events are from before it."""
+    pod = snapshot.pod(BUILD_POD)
+    return kai.meta(pod).get('creationTimestamp') if pod is not None else None
+
+
+def recorded_objects(record):
+    """(kind, name) -> uid of the objects the grader's record saw: the pods its proofs were about and the
+    objects of its proofs (each kept only after passing the test of Known)."""
+    seen = {}
+    for entry in ((record or {}).get('checks') or {}).values():
+        for name, uid in sorted((entry.get('subjects') or {}).items()):
+            if uid:
+                seen.setdefault(('Pod', name), uid)
+        for proof in entry.get('proofs') or []:
+            kind, name = grade_record.proof_object(proof)
+            if kind and name and proof.get('object_uid'):
+                seen.setdefault((kind, name), proof['object_uid'])
+    return seen
+
+
+def as_event(proof):
+    """A recorded proof as the Event it was kept from, to be tested again like a live one."""
+    kind, name = grade_record.proof_object(proof)
+    return {'reason': proof.get('reason'), 'message': proof.get('message') or '',
+            'source': {'component': proof.get('source')},
+            'involvedObject': {'kind': kind, 'name': name, 'uid': proof.get('object_uid')},
+            'lastTimestamp': proof.get('time'), 'metadata': {'uid': proof.get('uid')}}
+
+
+def forged_line(event, why, lang):
+    """One line naming an Event that is no proof and why."""
+    obj = kai.involved(event)
+    return _say('forged', lang, event=printable(kai.name_of(event) or '?', 120), reason=printable(event.get('reason'), 40),
+                object='%s/%s' % (printable(obj.get('kind'), 40), printable(obj.get('name'), 120)),
+                why=why['en'], why_ko=why['ko'])
+
+
+def forged(rejected, evidence=None):
+    """Failed: the only Events offered as KAI's word are not about the lab's objects; names the first."""
+    event, why = rejected[0]
+    evidence = dict(evidence or {})
+    evidence[NOT_PROOF_KEY] = not_proof(rejected)
+    return Result(FAILED, bilingual(forged_line(event, why, 'en'), forged_line(event, why, 'ko')), evidence,
+                  hint=bilingual(WORDS['forged_hint']['en'], WORDS['forged_hint']['ko']))
+
+
+def not_proof(rejected):
+    """The Events a check refused, for its evidence: 'Event <name> (...): why' in English."""
+    return [forged_line(event, why, 'en') for event, why in rejected[:MAX_NAMED]]
+
+
+def live(proofs, subject_pods, rejected=None, **evidence):
+    """A passed Result on KAI's proof seen now; the record keeps proofs and subjects.
+
+    rejected: (event, why) of Events the check did not take as proof, named in the evidence.
+    """
     evidence[grade_record.PROOF_KEY] = sorted(proofs, key=lambda p: p['kind'] != 'event')
     evidence[grade_record.SUBJECTS_KEY] = grade_record.subjects_of(subject_pods)
+    if rejected:
+        evidence[NOT_PROOF_KEY] = not_proof(rejected)
     return passed(evidence)
 
 
-def recalled(snapshot, check_id):
-    """(entry, stale): the recorded proof of check_id about the pods that exist now (see grade_record.recall)."""
-    return grade_record.recall(getattr(snapshot, 'record', None), check_id, snapshot.pods)
+def recalled(snapshot, check_id, known=None):
+    """(entry, stale): the recorded proof of check_id about the pods and PodGroups that exist now
+    (see grade_record.recall); with known (a Known), only the proofs about its objects are kept."""
+    entry, stale = grade_record.recall(getattr(snapshot, 'record', None), check_id, snapshot.pods,
+                                       getattr(snapshot, 'podgroups', None))
+    if entry is None or known is None:
+        return entry, stale
+    proofs = [p for p in entry['proofs']
+              if known.why_not(as_event(p), reporter=p.get('kind') == 'event') is None]
+    if not proofs:
+        return None, None
+    return dict(entry, proofs=proofs), None
 
 
 def from_record(entry, **evidence):

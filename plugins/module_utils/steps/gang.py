@@ -197,31 +197,67 @@ def job_pods_grouped_alone(snapshot):
 
 
 def gang_evidence(snapshot):
-    """KAI's gang messages still in the cluster: [(kind, object name, message, proof for the record)]."""
-    seen = [((e.get('involvedObject') or {}).get('kind'), (e.get('involvedObject') or {}).get('name'), e.get('message') or '',
-             grade_record.proof_from_event(e))
-            for e in snapshot.events
+    """KAI's gang messages still in the cluster: [(kind, object name, message, proof for the record, event)];
+    event is None for a live PodGroup's condition."""
+    seen = [(kai.involved(e).get('kind'), kai.involved(e).get('name'), e.get('message') or '',
+             grade_record.proof_from_event(e), e)
+            for e in sorted(snapshot.events, key=kai.event_time)
             if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
-    seen += [('PodGroup', kai.name_of(pg), r['message'], grade_record.proof_from_condition(pg, r))
+    seen += [('PodGroup', kai.name_of(pg), r['message'], grade_record.proof_from_condition(pg, r), None)
              for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg) if kai.GANG_MESSAGE_MARK in r['message']]
     return seen
 
 
-def job_objects(snapshot):
-    """Names of what Job gang made, from its events and the live objects:
-    its pods ('Created pod: <name>') and its PodGroup (pg-gang-<job uid>)."""
-    pods, uids = set(), set()
-    for event in kai.events_for(snapshot.events, 'Job', GANG):
-        uids.add((event.get('involvedObject') or {}).get('uid'))
-        if (event.get('message') or '').startswith('Created pod: '):
-            pods.add(event['message'][len('Created pod: '):])
+def gang_objects(snapshot, supported):
+    """The gang's objects KAI's word may be about (evidence.Known).
+
+    Job form (KAI >= v0.14.7): Job gang's pods and its PodGroup
+    pg-gang-<job uid>, live, or once gone (step 6 deletes the Job) the ones
+    the record saw or the Job's own events name ('Created pod: <name>').
+    PodGroup form: the namespace's PodGroups and pods that exist, and once
+    gone PodGroup gang and pods gang-0..2.
+    """
+    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    if not supported:
+        for podgroup in snapshot.podgroups:
+            known.add_live('PodGroup', podgroup)
+        for pod in snapshot.pods:
+            known.add_live('Pod', pod)
+        known.add_gone('PodGroup', GANG)
+        for name in GANG_POD_NAMES:
+            known.add_gone('Pod', name)
+        return known
+    job_uid = None
     for pod in snapshot.pods:
         if kai.owner_uid(pod, 'Job', GANG):
-            pods.add(kai.name_of(pod))
-            uids.add(kai.owner_uid(pod, 'Job', GANG))
-    podgroups = set(kai.workload_podgroup_name(GANG, uid) for uid in uids if uid)
-    podgroups.update(kai.name_of(pg) for pg in snapshot.podgroups if kai.owner_uid(pg, 'Job', GANG))
-    return {'Pod': pods, 'PodGroup': podgroups}
+            job_uid = job_uid or kai.owner_uid(pod, 'Job', GANG)
+            known.add_live('Pod', pod)
+    job_uid = job_uid or known.from_events('Job', GANG) or known.recorded_owner_uid(GANG)
+    if not job_uid:
+        return known
+    name = kai.workload_podgroup_name(GANG, job_uid)
+    podgroup = snapshot.podgroup(name)
+    if podgroup is not None:
+        known.add_live('PodGroup', podgroup)
+    else:
+        known.add_gone('PodGroup', name)
+    for event in kai.events_for(snapshot.events, 'Job', GANG):
+        if kai.involved(event).get('uid') == job_uid and (event.get('message') or '').startswith('Created pod: '):
+            known.add_gone('Pod', event['message'][len('Created pod: '):])
+    for pod_name in recorded_pods(known):
+        known.add_gone('Pod', pod_name)
+    return known
+
+
+def recorded_pods(known):
+    """The gang's pods the grader's record saw (Job gang's pods are named gang-<suffix>)."""
+    return sorted(name for kind, name in known.seen if kind == 'Pod' and name.startswith(GANG + '-'))
+
+
+def live_object(snapshot, kind, name, uid):
+    """Whether a Pod or PodGroup of this name exists now with this uid."""
+    obj = snapshot.pod(name) if kind == 'Pod' else snapshot.podgroup(name) if kind == 'PodGroup' else None
+    return obj is not None and bool(uid) and kai.meta(obj).get('uid') == uid
 
 
 def check_reason(snapshot):
@@ -240,21 +276,34 @@ def check_reason(snapshot):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
     seen = gang_evidence(snapshot)
-    if seen:
-        if supported:
-            made_by_job = job_objects(snapshot)
-            by_job = [s for s in seen if s[1] in made_by_job.get(s[0], ())]
-            if not by_job:
-                podgroups = [s for s in seen if s[0] == 'PodGroup'] or seen
-                others = sorted(set('%s %s' % (kind, name) for kind, name, _message, _proof in podgroups))
-                return failed(say_both(WORDS['gang.reason']['bare_podgroup'], version=snapshot.kai_version,
-                                       objects=', '.join(others)),
-                              {'file': raw, 'gang_of': others}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint']))
-            seen = by_job
-        return evidence.live([s[3] for s in seen], [], file=raw, kai=seen[0][2][:300])
+    known = gang_objects(snapshot, supported)
+    bound, rejected, others = [], [], []
+    for item in seen:
+        kind, name, _message, _proof, event = item
+        why = known.why_not(event) if event is not None else (
+            None if (kind, name) in known.objects else {'en': 'not the gang', 'ko': '갱이 아닙니다'})
+        if why is None:
+            bound.append(item)
+        elif event is None or live_object(snapshot, kind, name, kai.involved(event).get('uid')) \
+                or known.gone_word(event):
+            others.append(item)  # KAI's word about another object of the learner's
+        else:
+            rejected.append((event, why))
+    if bound:
+        # The proof is about the gang's pods whose events it holds (not every pod of the namespace).
+        return evidence.live([s[3] for s in bound], known.pods(sorted(set(s[1] for s in bound if s[0] == 'Pod'))),
+                             rejected, file=raw, kai=bound[0][2][:300])
+    if others and supported:
+        podgroups = [s for s in others if s[0] == 'PodGroup'] or others
+        names = sorted(set('%s %s' % (s[0], s[1]) for s in podgroups))
+        return failed(say_both(WORDS['gang.reason']['bare_podgroup'], version=snapshot.kai_version,
+                               objects=', '.join(names)),
+                      {'file': raw, 'gang_of': names}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint']))
     # KAI's live word is gone (events past their TTL, the PodGroup deleted with
     # its Job): an earlier grade may have kept it, having checked the form then.
-    entry, stale = evidence.recalled(snapshot, 'gang.reason')
+    entry, stale = evidence.recalled(snapshot, 'gang.reason', known)
+    if entry is None and rejected:
+        return evidence.forged(rejected, {'file': raw})
     if entry is None:
         return evidence.gone('gang', bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched '
                                                'with the cluster',

@@ -86,18 +86,58 @@ def check_queue(snapshot):
     return passed(summary)
 
 
-def over_limit_proofs(snapshot):
-    """KAI's OverLimit word for nl-1 still in the cluster: its PodGroup's conditions, then its events."""
-    proofs = []
+def nl1_objects(snapshot):
+    """What KAI's OverLimit word may be about (evidence.Known): nl-1 and the PodGroup of its pod-group-name.
+
+    nl-1 gone (moved, deleted): the nl-1 the record saw, else the one its
+    own events stored before step 6 name, and pod-grouper's PodGroup for it,
+    pg-nl-1-<its uid>.
+    """
+    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
     pod = snapshot.pod(NL1)
     if pod is not None:
-        podgroup = snapshot.podgroup(kai.podgroup_name_of_pod(pod) or '')
-        if podgroup is not None:
-            proofs.extend(grade_record.proof_from_condition(podgroup, r) for r in kai.scheduling_reasons(podgroup)
-                          if r['reason'] == kai.REASON_OVER_LIMIT)
-    proofs.extend(grade_record.proof_from_event(e) for e in kai.events_for(snapshot.events, 'Pod', NL1)
-                  if e.get('reason') == 'Unschedulable' and kai.REASON_OVER_LIMIT in (e.get('message') or ''))
-    return proofs
+        uid = known.add_live('Pod', pod)
+        name = kai.podgroup_name_of_pod(pod) or kai.workload_podgroup_name(NL1, uid)
+    else:
+        uid = known.add_gone('Pod', NL1)
+        name = kai.workload_podgroup_name(NL1, uid) if uid else None
+    podgroup = snapshot.podgroup(name) if name else None
+    if podgroup is not None:
+        known.add_live('PodGroup', podgroup)
+    elif name:
+        known.add_gone('PodGroup', name)
+    return known, podgroup
+
+
+def claims_nl1(event, known):
+    """Whether an event says it is about nl-1 or its PodGroup (or a PodGroup that is no live object)."""
+    obj = kai.involved(event)
+    if obj.get('kind') == 'Pod':
+        return obj.get('name') == NL1
+    if obj.get('kind') != 'PodGroup':
+        return False
+    return ('PodGroup', obj.get('name')) in known.objects or known.snapshot.podgroup(obj.get('name') or '') is None
+
+
+def over_limit_proofs(snapshot):
+    """(proofs, rejected, known): KAI's OverLimit word for nl-1 still in the cluster (its PodGroup's
+    conditions, then the events about nl-1 or that PodGroup), the events claiming to be it that are not
+    ((event, why)), and the objects they were tested against."""
+    known, podgroup = nl1_objects(snapshot)
+    proofs, rejected = [], []
+    if podgroup is not None:
+        proofs.extend(grade_record.proof_from_condition(podgroup, r) for r in kai.scheduling_reasons(podgroup)
+                      if r['reason'] == kai.REASON_OVER_LIMIT)
+    for event in sorted(snapshot.events, key=kai.event_time):
+        if event.get('reason') != 'Unschedulable' or kai.REASON_OVER_LIMIT not in (event.get('message') or '') \
+                or not claims_nl1(event, known):
+            continue
+        why = known.why_not(event)
+        if why is None:
+            proofs.append(grade_record.proof_from_event(event))
+        else:
+            rejected.append((event, why))
+    return proofs, rejected, known
 
 
 def check_reason(snapshot):
@@ -110,12 +150,14 @@ def check_reason(snapshot):
                                     '("... quota has reached the allowable limit of GPUs ...")'))
         return failed(bilingual('does not hold KAI\'s OverLimit reason (got: %s)' % raw[:120],
                                 'KAI의 OverLimit 이유가 아닙니다 (내용: %s)' % raw[:120]))
-    proofs = over_limit_proofs(snapshot)
+    proofs, rejected, known = over_limit_proofs(snapshot)
     entry = None
     if proofs:
         said = proofs[0]['message']
     else:
-        entry, stale = evidence.recalled(snapshot, 'nolimit.reason')
+        entry, stale = evidence.recalled(snapshot, 'nolimit.reason', known)
+        if entry is None and rejected:
+            return evidence.forged(rejected, {'file': raw})
         if entry is None:
             return evidence.gone('nolimit', bilingual(
                 'KAI\'s OverLimit record for nl-1 (its PodGroup condition and events) is gone, '
@@ -129,7 +171,7 @@ def check_reason(snapshot):
                                 'nl-1 에 대한 KAI 메시지와 다릅니다: %s' % said[:160]), {'file': raw, 'kai': said})
     if entry is not None:
         return evidence.from_record(entry, file=raw, kai=said)
-    return evidence.live(proofs, [snapshot.pod(NL1)], file=raw, kai=said)
+    return evidence.live(proofs, known.pods([NL1]), rejected, file=raw, kai=said)
 
 
 STEP = Step(

@@ -16,6 +16,7 @@ except ImportError:  # reported by common.require_libraries before any use
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_POD, P1, RESEARCH, Check, Step, bilingual, failed, gpu_pod, passed, unverified)
 
@@ -89,7 +90,9 @@ def check_running(snapshot):
 
 def missing_p1(snapshot):
     """p1 is gone: KAI may have evicted it in step 6, which is no mistake."""
-    victims = [e for e in kai.eviction_events(snapshot.events) if e['victim'] == P1]
+    # Only KAI's Evict about p1's own PodGroup, made for bd-1, counts (step 6's test of the event).
+    victims = [summary for summary, _event in preempt.evictions_by_build(snapshot, snapshot.events)[0]
+               if summary['victim'] == P1]
     ran_by_kai = learner.ran_by_kai(snapshot, P1)
     if victims and ran_by_kai:
         return passed({'evicted': victims[-1]['message']})

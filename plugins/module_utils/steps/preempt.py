@@ -94,25 +94,97 @@ def check_build_running(snapshot):
     return learner.fail_on(problems) or passed({'phase': kai.pod_phase(pod), 'priorityClassName': BUILD_CLASS})
 
 
-def evictions_by_build(events):
-    """(summary, event) of KAI's Evict events of a step-6 candidate made for bd-1, oldest first."""
-    found = []
-    for event in sorted(events, key=kai.event_time):
-        summaries = kai.eviction_events([event])  # [] unless KAI reported it
-        if not summaries:
+CANDIDATES = (P1,) + TRAIN_PODS
+
+WHY = {
+    'not_victims_podgroup': {'en': '{object} is not the PodGroup of {victim} ({podgroup})',
+                             'ko': '{object} 는 {victim} 의 PodGroup({podgroup})이 아닙니다'},
+    'unknown_victim': {'en': 'no pod {victim} of this lab is known (not now, not in the record, not in its own events '
+                             'before bd-1 came)',
+                       'ko': '이 실습의 {victim} 파드를 알 수 없습니다 (지금도, 기록에도, bd-1 이전의 자기 이벤트에도 없음)'},
+    'not_for_build': {'en': 'its preemptor is {preemptor}, not bd-1\'s PodGroup {podgroup}',
+                      'ko': '선점한 쪽이 bd-1 의 PodGroup {podgroup} 이 아니라 {preemptor} 입니다'},
+    'after_build': {'en': 'it was stored at {stored}, after bd-1 was scheduled at {scheduled}',
+                    'ko': 'bd-1 이 {scheduled} 에 배치된 뒤인 {stored} 에 저장되었습니다'},
+    'before_build': {'en': 'it was stored at {stored}, before bd-1 was created at {created}',
+                     'ko': 'bd-1 이 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+}
+
+
+def _why(key, **values):
+    return bilingual(WHY[key]['en'].format(**values), WHY[key]['ko'].format(**values))
+
+
+def preempt_objects(snapshot, events):
+    """(known, PodGroup names): bd-1 and each candidate victim (evidence.Known), with their PodGroups' names.
+
+    bd-1: the one that exists now, else the one the record saw. A victim:
+    live, else the one the record saw (also as the uid in its recorded
+    PodGroup's name), else the one its own events stored before bd-1 was
+    created name. A victim's PodGroup is gone with it; its
+    name (pg-<victim>-<victim's uid>) ties it to that pod, and its uid is the
+    one KAI's events about it give.
+    """
+    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    groups = {}
+    for name in (BUILD_POD,) + CANDIDATES:
+        pod = snapshot.pod(name)
+        uid = known.add_live('Pod', pod) if pod is not None else (
+            known.add_gone('Pod', name) or known.add('Pod', name, known.recorded_owner_uid(name)))
+        if not uid:
             continue
-        summary = summaries[0]
-        for_build = ('pg-%s-' % BUILD_POD) in summary['message'] or BUILD_POD in summary['message']
-        if summary['victim'] in (P1,) + TRAIN_PODS and for_build:
+        groups[name] = (kai.podgroup_name_of_pod(pod) if pod is not None else None) or kai.workload_podgroup_name(name, uid)
+        podgroup = snapshot.podgroup(groups[name])
+        if podgroup is not None:
+            known.add_live('PodGroup', podgroup)
+        else:
+            known.add('PodGroup', groups[name], known.seen.get(('PodGroup', groups[name]))
+                      or kai.uid_from_events(events, 'PodGroup', groups[name]))
+    return known, groups
+
+
+def evictions_by_build(snapshot, events):
+    """(found, rejected, known): KAI's Evict events of a step-6 candidate made for bd-1 [(summary, event)],
+    oldest first; the Evict events naming a candidate that are not KAI's word about these pods
+    [(event, why)]; and the objects they were tested against."""
+    known, groups = preempt_objects(snapshot, events)
+    build = known.objects.get(('Pod', BUILD_POD)) or {}
+    scheduled = kai.scheduled_at(snapshot.pod(BUILD_POD))
+    found, rejected = [], []
+    for event in sorted(events, key=kai.event_time):
+        if event.get('reason') != 'Evict':
+            continue
+        victim = kai.victim_of(event.get('message') or '')
+        if victim not in CANDIDATES:
+            continue
+        why = known.why_not(event)
+        obj = '%s/%s' % (kai.involved(event).get('kind'), kai.involved(event).get('name'))
+        preemptor = kai.preemptor(event.get('message') or '')
+        if why is None and victim not in groups:
+            why = _why('unknown_victim', victim=victim)
+        elif why is None and kai.involved(event).get('name') != groups[victim]:
+            why = _why('not_victims_podgroup', object=obj, victim=victim, podgroup=groups[victim])
+        elif why is None and (BUILD_POD not in groups or preemptor != groups[BUILD_POD]):
+            why = _why('not_for_build', preemptor=preemptor, podgroup=groups.get(BUILD_POD, 'pg-%s-<uid>' % BUILD_POD))
+        elif why is None and not kai.not_before(kai.event_stored(event), build.get('created')):
+            why = _why('before_build', stored=kai.event_stored(event), created=build.get('created'))
+        elif why is None and scheduled and kai.meta(event).get('creationTimestamp') \
+                and not kai.not_before(scheduled, kai.event_stored(event)):
+            # KAI evicts first and places bd-1 after: an Evict stored later is not how bd-1 got its GPU.
+            # (A recorded proof keeps the event's last time only, which a repeated Evict moves on.)
+            why = _why('after_build', stored=kai.event_stored(event), scheduled=scheduled)
+        if why is None:
+            summary = kai.event_summary(event)
+            summary['victim'] = victim
             found.append((summary, event))
-    return found
+        else:
+            rejected.append((event, why))
+    return found, rejected, known
 
 
 def recorded_evictions(entry):
     """The Evict events an earlier grade kept (grade_record proofs), as events again."""
-    return [{'reason': 'Evict', 'message': p.get('message') or '', 'source': {'component': p.get('source')},
-             'involvedObject': {'kind': (p.get('object') or '').split('/', 1)[0]}, 'lastTimestamp': p.get('time')}
-            for p in (entry or {}).get('proofs') or [] if p.get('reason') == 'Evict']
+    return [evidence.as_event(p) for p in (entry or {}).get('proofs') or [] if p.get('reason') == 'Evict']
 
 
 def still_there(snapshot, victim):
@@ -125,13 +197,12 @@ def still_there(snapshot, victim):
 
 
 def check_evicted(snapshot):
-    candidates = (P1,) + TRAIN_PODS
-    evictions = [e for e in kai.eviction_events(snapshot.events) if e['victim'] in candidates]
-    by_build = evictions_by_build(snapshot.events)
+    evictions = [e for e in kai.eviction_events(snapshot.events) if e['victim'] in CANDIDATES]
+    by_build, rejected, known = evictions_by_build(snapshot, snapshot.events)
     if by_build:
         summary, event = by_build[-1]
         return still_there(snapshot, summary['victim']) or evidence.live(
-            [grade_record.proof_from_event(event)], [snapshot.pod(BUILD_POD)],
+            [grade_record.proof_from_event(event)], known.pods([BUILD_POD]), rejected,
             victim=summary['victim'], event=summary['message'])
     trains_gone = [n for n in TRAIN_PODS if snapshot.pod(n) is None]
     step6_events = [e for name in (BUILD_POD,) + TRAIN_PODS for e in learner.pod_events(snapshot, name)]
@@ -139,12 +210,19 @@ def check_evicted(snapshot):
         # bd-1 runs and a train pod is gone, but the events of step 6 have expired: an earlier
         # grade may have kept KAI's Evict event (a proof about this bd-1, by its uid).
         entry, stale = evidence.recalled(snapshot, 'preempt.evicted')
-        recorded = evictions_by_build(recorded_evictions(entry))
-        if not recorded:
+        recorded_events = recorded_evictions(entry)
+        back = [still_there(snapshot, kai.victim_of(e['message'])) for e in recorded_events
+                if kai.victim_of(e['message']) in CANDIDATES]
+        if any(back):
+            return [b for b in back if b][0]
+        recorded = evictions_by_build(snapshot, recorded_events)[0]
+        if recorded:
+            summary = recorded[-1][0]
+            return evidence.from_record(entry, victim=summary['victim'], event=summary['message'])
+        if not rejected:
             return evidence.gone('preempt', expired_eviction(trains_gone), stale)
-        summary = recorded[-1][0]
-        return still_there(snapshot, summary['victim']) or evidence.from_record(
-            entry, victim=summary['victim'], event=summary['message'])
+    if rejected:
+        return evidence.forged(rejected, {'evictions': evictions})
     return failed(bilingual('no Evict event from KAI for a train pod of research; bd-1 did not preempt anything '
                             '(were tr-1 and tr-2 running with priorityClassName train when bd-1 came?)',
                             'research 의 train 파드에 대한 KAI의 Evict 이벤트가 없습니다. bd-1 이 선점하지 않았습니다 '

@@ -9,9 +9,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     Check, Step, bilingual, failed, passed, say_both)
@@ -19,6 +21,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.fraction import 
 
 FILE = 'report.json'
 REPORT_KEYS = ('gpu_allocated', 'reservation_pods', 'shared_gpu')
+# No cluster of this lab comes near it; a bound keeps a learner's 1e300 out of the grade.
+MAX_COUNT = 100000
 
 
 def report(all_pods, namespace, configmaps):
@@ -62,6 +66,19 @@ WORDS = {
 }
 
 
+def count_of(value):
+    """Whether value is a count report.json may hold: a whole number in [0, MAX_COUNT] (3.0 too).
+
+    NaN, Infinity (Python's JSON reads 1e999 as one), negative and huge
+    numbers are no GPU count; they would make grade.json no JSON.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        return False
+    return 0 <= value <= MAX_COUNT
+
+
 def check_file(snapshot):
     claims = learner.json_object(snapshot, FILE)
     missing = [k for k in REPORT_KEYS if k not in claims]
@@ -72,9 +89,10 @@ def check_file(snapshot):
     if extra:
         problems.append(bilingual('unexpected key(s) %s' % ', '.join(extra), '필요 없는 키 %s 가 있습니다' % ', '.join(extra)))
     for key in ('gpu_allocated', 'reservation_pods'):
-        if key in claims and (isinstance(claims[key], bool) or not isinstance(claims[key], (int, float))):
-            problems.append(bilingual('%s must be a number, not %r' % (key, claims[key]),
-                                      '%s 는 %r 가 아니라 숫자여야 합니다' % (key, claims[key])))
+        if key in claims and not count_of(claims[key]):
+            shown = learner_text.printable(repr(claims[key]), 60)
+            problems.append(bilingual('%s must be a number, a whole one from 0 to %d, not %s' % (key, MAX_COUNT, shown),
+                                      '%s 는 %s 가 아니라 숫자, 0 에서 %d 사이의 정수여야 합니다' % (key, shown, MAX_COUNT)))
     if 'shared_gpu' in claims and not isinstance(claims['shared_gpu'], str):
         problems.append(bilingual('shared_gpu must be a string', 'shared_gpu 는 문자열이어야 합니다'))
     return learner.fail_on(problems) or passed(claims)

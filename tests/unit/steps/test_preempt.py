@@ -29,13 +29,16 @@ def test_train_and_build_pods():
 def test_p1_evicted_by_kai_in_step_6_is_not_held_against_the_learner(grade, fixtures):
     """KAI may pick p1 (also priority train, queue research) as the victim."""
     state, files = solved(fixtures)
-    state["pods"].remove(fixtures.find(state["pods"], "p1"))
+    p1 = fixtures.find(state["pods"], "p1")
+    state["pods"].remove(p1)
     state["podgroups"] = [pg for pg in state["podgroups"] if not pg["metadata"]["name"].startswith("pg-p1-")]
     tr2 = copy.deepcopy(fixtures.find(fixtures.sim("06-preempt")["pods"], "tr-1"))
     tr2["metadata"]["name"] = "tr-2"
     state["pods"].append(tr2)  # tr-1 was deleted in step 7, tr-2 remains
     evict = [e for e in state["events"] if e["reason"] == "Evict"][0]
     evict["message"] = evict["message"].replace("kai-lab/tr-2", "kai-lab/p1")
+    # KAI reports the eviction on the victim's PodGroup (issue 18: an Evict about another PodGroup is no proof).
+    evict["involvedObject"]["name"] = p1["metadata"]["annotations"]["pod-group-name"]
     result, _ = grade(state, files)
     assert checks(result)["podgroup.running"]["status"] == PASSED
     assert "preempted" in checks(result)["podgroup.running"]["evidence"]["evicted"]

@@ -1,0 +1,293 @@
+# -*- coding: utf-8 -*-
+"""Issue 18 row 2: KAI's word must be about the learner's real objects.
+
+A learner may create Events (kubectl create -f) with any reason, message,
+source.component and involvedObject. An Event is proof only when it is about
+an object of this lab that exists now with the same uid (or that the
+grader's record saw, or, once gone, that its own Events stored before step 6
+name), was stored after that object was created, and is reported by KAI's
+scheduler; for step 6 the victim's own PodGroup and bd-1's as the preemptor.
+
+The forged Events here are the real recorded ones (fixtures/sim, KAI
+v0.12.0; fixtures/kai-v0.17.0, copied from shared/fixtures/kai-v0.17.0) with
+only what a forger would change, stored "now" as the API server would
+store an Event created after the lab (metadata.creationTimestamp, which the
+creator cannot set).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+import kai_v017 as hand
+from lab_testing import NS, checks, solved
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
+
+NOW = "2026-12-01T21:00:00Z"  # after every recorded lab: when a learner creates the Event
+FORGED = "this Event is not about any PodGroup of your pods"
+FORGED_KO = u"이 이벤트는 여러분 파드의 어떤 PodGroup 에 대한 것도 아닙니다"
+
+
+def forge(event, name, stored=NOW, **changes):
+    """A learner's copy of a real Event: a new name and uid, stored now, with changes."""
+    forged = copy.deepcopy(event)
+    forged["metadata"] = dict(forged["metadata"], name=name, uid="uid-%s" % name, creationTimestamp=stored)
+    for key, value in changes.items():
+        if key == "involvedObject":
+            forged["involvedObject"] = dict(forged["involvedObject"], **value)
+            forged["involvedObject"] = dict((k, v) for k, v in forged["involvedObject"].items() if v is not None)
+        else:
+            forged[key] = value
+    return forged
+
+
+def without(events, reason, mark=""):
+    return [e for e in events if not (e.get("reason") == reason and mark in (e.get("message") or ""))]
+
+
+def real(events, reason, kind, mark=""):
+    return [e for e in events if e.get("reason") == reason and e["involvedObject"]["kind"] == kind
+            and mark in (e.get("message") or "")][0]
+
+
+def clear_conditions(state, prefix):
+    for podgroup in state["podgroups"]:
+        if podgroup["metadata"]["name"].startswith(prefix):
+            podgroup.get("status", {}).pop("schedulingConditions", None)
+
+
+@pytest.fixture
+def graded(tmp_path, fake_cluster, fixtures):
+    counter = {"n": 0}
+
+    def run(state, kai_version, lang="en", record_path=None):
+        counter["n"] += 1
+        workdir = fixtures.write_files(tmp_path / ("w%d" % counter["n"]), state["files"])
+        snapshot = Snapshot(fake_cluster(state), NS, workdir, kai_version=kai_version)
+        grader = Grader(snapshot, lang=lang)
+        if record_path:
+            return gr.grade_with_record(snapshot, lambda: grader.run(), record_path, workdir)
+        return grader.run()
+
+    return run
+
+
+# ---------------------------------------------------------------- step 3, nolimit.reason
+
+@pytest.mark.parametrize("what, changes, why", [
+    ("an Event with no object behind it", {"involvedObject": {"kind": "PodGroup", "name": "pg-nl-1-forged", "uid": None}},
+     "PodGroup/pg-nl-1-forged is no object of this step"),
+    ("nl-1 named without its uid", {"involvedObject": {"uid": None}}, "it names no object uid"),
+    ("nl-1 named with another uid", {"involvedObject": {"uid": "0000"}}, "the Event names uid 0000"),
+    ("nl-1 by another reporter", {"source": {"component": "kubectl"}, "reportingComponent": "kubectl"},
+     "its reporter is not KAI's scheduler"),
+])
+def test_a_forged_overlimit_event_is_named_and_fails_nolimit_reason(graded, what, changes, why):
+    """Step 3 on real v0.17.0 with KAI's word gone (events deleted, conditions cleared) and a forged Event."""
+    state = hand.hand_state(3)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.forged", **changes)]
+    clear_conditions(state, "pg-nl-1-")
+    en, ko = graded(state, hand.KAI_VERSION), graded(copy.deepcopy(state), hand.KAI_VERSION, lang="ko")
+    check = checks(en)["nolimit.reason"]
+    assert check["status"] == FAILED, (what, check["message"])
+    assert FORGED in check["message"] and "nl-1.forged" in check["message"] and why in check["message"]
+    assert FORGED_KO in checks(ko)["nolimit.reason"]["message"]
+    assert "Events you created" in check["hint"]
+
+
+def test_an_event_stored_before_nl1_was_created_is_not_about_it(graded):
+    state = hand.hand_state(3)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    early = forge(event, "nl-1.early", stored="2026-12-01T06:00:00Z")
+    state["events"] = without(state["events"], "Unschedulable") + [early]
+    clear_conditions(state, "pg-nl-1-")
+    check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
+    assert check["status"] == FAILED and "before Pod/nl-1 was created at 2026-12-01T06:43:00Z" in check["message"]
+
+
+def test_a_forged_event_for_a_gone_nl1_after_step_6_is_no_proof(graded):
+    """nl-1 deleted after the lab (real v0.17.0 step 8), its real events gone, a copy stored now."""
+    state = hand.hand_state(8)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
+    state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
+    state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.forged")]
+    check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
+    assert check["status"] == FAILED and FORGED in check["message"]
+    assert "after the lab moved on to step 6" in check["message"]
+
+
+def test_real_events_of_a_gone_nl1_still_pass(graded):
+    """The same nl-1 deleted, KAI's real events kept (stored in step 3, before bd-1 came): still KAI's word."""
+    state = hand.hand_state(8)
+    state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
+    state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
+    check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
+    assert check["status"] == PASSED and gr.SUBJECTS_KEY in check["evidence"]
+    assert check["evidence"][gr.SUBJECTS_KEY] == {"nl-1": "7b6a2555-c3a7-4b31-94ec-f54d68a0124c"}
+
+
+def test_a_forged_event_beside_kais_real_word_is_named_in_the_evidence(graded):
+    state = hand.hand_state(3)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    state["events"].append(forge(event, "nl-1.forged", involvedObject={"uid": None}))
+    check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
+    assert check["status"] == PASSED
+    assert [p["uid"] for p in check["evidence"][gr.PROOF_KEY] if p["kind"] == "event"] == [
+        e["metadata"]["uid"] for e in sorted(state["events"], key=kai.event_time)
+        if e.get("reason") == "Unschedulable" and e["metadata"]["name"] != "nl-1.forged"]
+    assert any("nl-1.forged" in line and FORGED in line for line in check["evidence"]["not_proof"])
+
+
+# ---------------------------------------------------------------- step 5, gang.reason
+
+def test_a_forged_gang_event_with_no_objects_fails_gang_reason_on_the_sim(graded, fixtures):
+    """Step 5 as the sim (KAI v0.12.0) recorded it, KAI's word gone, one forged Event with nothing behind it."""
+    state = fixtures.sim("05-gang")
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [
+        forge(event, "gang.forged", involvedObject={"name": "my-gang", "uid": "1234"})]
+    clear_conditions(state, "gang")
+    check = checks(graded(state, "v0.12.0"))["gang.reason"]
+    assert check["status"] == FAILED and FORGED in check["message"] and "gang.forged" in check["message"]
+
+
+def test_a_forged_gang_event_after_step_6_fails_gang_reason_on_the_sim(graded, fixtures):
+    """The finished sim lab: PodGroup gang is gone (step 6); its real events replaced by one stored now."""
+    state, _files = solved(fixtures)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [forge(event, "gang.forged")]
+    check = checks(graded(state, "v0.12.0"))["gang.reason"]
+    assert check["status"] == FAILED and FORGED in check["message"]
+    assert "PodGroup/gang is no object of this step that exists or existed" in check["message"]
+
+
+def test_a_forged_event_on_the_jobs_podgroup_name_with_another_uid_fails_on_v017(graded):
+    """Real v0.17.0 step 5, the Job's PodGroup there: an Event about it with another uid is not about it."""
+    state = hand.hand_state(5)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [
+        forge(event, "gang.forged", involvedObject={"uid": "0000"})]
+    clear_conditions(state, "pg-gang-")
+    check = checks(graded(state, hand.KAI_VERSION))["gang.reason"]
+    assert check["status"] == FAILED and FORGED in check["message"] and "the Event names uid 0000" in check["message"]
+
+
+# ---------------------------------------------------------------- step 6, preempt.evicted
+
+@pytest.mark.parametrize("what, changes, why", [
+    ("no pods at all", {"message": "Pod kai-lab/tr-1 was preempted by higher priority workload kai-lab/pg-bd-1-0000",
+                        "involvedObject": {"name": "pg-tr-1-0000", "uid": "1111"}},
+     "PodGroup/pg-tr-1-0000 is no object of this step"),
+    ("another preemptor", {"message": "Pod kai-lab/tr-2 was preempted by higher priority workload kai-lab/pg-bd-1-0000"},
+     "its preemptor is pg-bd-1-0000, not bd-1's PodGroup pg-bd-1-b5b1f6ff-cb3c-4859-844d-a466ceba1487"),
+    ("a copy of KAI's Evict made after bd-1 ran", {"involvedObject": {"uid": "1111"}},
+     "after bd-1 was scheduled at 2026-11-29T20:08:40Z"),
+])
+def test_a_forged_evict_with_kais_component_fails_preempt_evicted(graded, fixtures, what, changes, why):
+    state, _files = solved(fixtures)
+    event = real(state["events"], "Evict", "PodGroup")
+    assert event["source"]["component"] == kai.SCHEDULER_COMPONENT
+    state["events"] = without(state["events"], "Evict") + [forge(event, "evict.forged", **changes)]
+    check = checks(graded(state, "v0.12.0"))["preempt.evicted"]
+    assert check["status"] == FAILED, (what, check["message"])
+    assert FORGED in check["message"] and "evict.forged" in check["message"] and why in check["message"]
+
+
+def test_the_recorded_evictions_of_both_kai_versions_still_pass(graded, fixtures):
+    for state, version, victim in ((fixtures.sim("06-preempt"), "v0.12.0", "tr-2"), (hand.hand_state(6), "v0.17.0", "tr-2"),
+                                   (hand.hand_state(8), "v0.17.0", "tr-2")):
+        check = checks(graded(state, version))["preempt.evicted"]
+        assert check["status"] == PASSED and check["evidence"]["victim"] == victim, (version, check["message"])
+        assert "not_proof" not in check["evidence"]
+
+
+# ---------------------------------------------------------------- the record
+
+def test_a_forged_proof_is_never_recorded_so_it_does_not_outlive_its_event(graded, tmp_path):
+    state = hand.hand_state(3)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    state["events"] = without(state["events"], "Unschedulable") + [
+        forge(event, "nl-1.forged", involvedObject={"uid": None})]
+    clear_conditions(state, "pg-nl-1-")
+    path = store.record_path(str(tmp_path / "state"), NS)
+    first = graded(state, hand.KAI_VERSION, record_path=path)
+    assert checks(first)["nolimit.reason"]["status"] == FAILED
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+    state["events"] = []
+    later = graded(state, hand.KAI_VERSION, record_path=path)
+    assert checks(later)["nolimit.reason"]["status"] == UNVERIFIED
+
+
+def test_a_recorded_proof_of_an_old_grader_about_no_object_of_the_lab_is_not_used(graded, tmp_path):
+    """A record written before issue 18 kept a forged Event's proof: it is tested again, and refused."""
+    state = hand.hand_state(8, events=False)
+    path = store.record_path(str(tmp_path / "state"), NS)
+    nl1 = [p for p in state["pods"] if p["metadata"]["name"] == "nl-1"][0]
+    record = store.empty(NS)
+    record["checks"]["nolimit.reason"] = {
+        "verified_at": "2026-12-01T06:50:00Z", "evidence": {},
+        "subjects": {"nl-1": nl1["metadata"]["uid"]},
+        "proofs": [{"kind": "event", "uid": "uid-forged", "reason": "Unschedulable",
+                    "message": "OverLimit: nolimit quota has reached the allowable limit of GPUs. Limit is 0 GPUs",
+                    "source": "kai-scheduler", "time": "2026-12-01T06:49:00Z", "object": "PodGroup/pg-forged",
+                    "object_uid": ""}]}
+    store.save(path, record)
+    check = checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]
+    assert check["status"] == UNVERIFIED, check["message"]
+
+
+def test_a_recorded_proof_whose_podgroup_is_now_another_object_is_not_used(graded, tmp_path):
+    """Checked at step 3, then nl-1's PodGroup replaced (same name, another uid): the proof is stale."""
+    path = store.record_path(str(tmp_path / "state"), NS)
+    assert checks(graded(hand.hand_state(3), hand.KAI_VERSION, record_path=path))["nolimit.reason"]["status"] == PASSED
+    record, _ = store.load(path, NS)
+    record["checks"]["nolimit.reason"]["proofs"] = [
+        p for p in record["checks"]["nolimit.reason"]["proofs"] if p["object"].startswith("PodGroup/")]
+    store.save(path, record)
+    state = hand.hand_state(8, events=False)
+    for podgroup in state["podgroups"]:
+        if podgroup["metadata"]["name"].startswith("pg-nl-1-"):
+            podgroup["metadata"]["uid"] = "a-new-podgroup"
+    check = checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]
+    assert check["status"] == UNVERIFIED and "a-new-podgroup" in check["message"]
+    json.dumps(check, allow_nan=False)
+
+
+def test_the_gang_proof_is_about_the_gang_pods_only(graded, fixtures):
+    """v0.12.0 step 5: the record binds the proof to gang-1 and gang-2 (KAI's gang word is on them), not to
+    every pod of the namespace, so replacing p1 later does not make it stale."""
+    check = checks(graded(fixtures.sim("05-gang"), "v0.12.0"))["gang.reason"]
+    assert check["status"] == PASSED
+    assert sorted(check["evidence"][gr.SUBJECTS_KEY]) == ["gang-1", "gang-2"]
+
+
+def test_the_record_keeps_no_more_subjects_than_it_may_load(tmp_path):
+    grade = {"steps": [{"checks": [{"id": "gang.reason", "status": PASSED, "evidence": {
+        gr.PROOF_KEY: [], gr.SUBJECTS_KEY: dict(("pod-%02d" % n, "uid-%d" % n) for n in range(25))}}]}]}
+    record, added = gr.remember(store.empty(NS), grade)
+    path = store.save(str(tmp_path / "kai-lab.json"), record)
+    loaded, notes = store.load(path, NS)
+    assert added == ["gang.reason"] and notes == [] and len(loaded["checks"]["gang.reason"]["subjects"]) == 10
+
+
+def test_a_recorded_evict_repeated_after_bd1_ran_is_still_used(graded, tmp_path):
+    """KAI may repeat an Evict (count 2): the record keeps its last time, later than bd-1's scheduling."""
+    path = store.record_path(str(tmp_path / "state"), NS)
+    assert checks(graded(hand.hand_state(6), hand.KAI_VERSION, record_path=path))["preempt.evicted"]["status"] == PASSED
+    record, _ = store.load(path, NS)
+    for proof in record["checks"]["preempt.evicted"]["proofs"]:
+        proof["time"] = "2026-12-01T07:30:00Z"
+    store.save(path, record)
+    check = checks(graded(hand.hand_state(8, events=False), hand.KAI_VERSION, record_path=path))["preempt.evicted"]
+    assert check["status"] == PASSED and check["evidence"]["victim"] == "tr-2", check["message"]

@@ -1,0 +1,174 @@
+"""The k3s target's preflight (roles/k3s/tasks/preflight.yml, decisions in
+plugins/module_utils/k3s_preflight.py): its verdict on the facts of each
+supported image (tests/unit/fixtures/k3s_facts/, each saying where its values
+come from), on the facts recorded from the build machine (a container: no
+systemd), and on VMs that are too small, too old or wrongly set up. Each
+problem says what to do in English and Korean, and nothing is installed before
+the preflight passes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+from role_templating import trust
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import k3s_preflight
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLE = ROOT / "roles" / "k3s"
+FACTS = Path(__file__).resolve().parent / "fixtures" / "k3s_facts"
+IMAGES = ["ubuntu-22.04-amd64", "ubuntu-22.04-arm64", "ubuntu-24.04-amd64", "debian-12-amd64", "debian-13-arm64"]
+GOOD = {"venv_rc": 0, "venv_stderr": "", "ntp_synchronized": "yes", "clock_skew": -3}
+HANGUL = re.compile("[\uac00-\ud7a3]")
+# What Debian's and Ubuntu's python3 print without python3-venv (CPython's venv, Debian patch).
+NO_VENV = ("The virtual environment was not created successfully because ensurepip is not\n"
+           "available.  On Debian/Ubuntu systems, you need to install the python3-venv\n"
+           "package using the following command.\n\n    apt install python3.10-venv\n\n"
+           "You may need to use sudo with that command.  After installing the python3-venv\n"
+           "package, recreate your virtual environment.\n\nFailing command: /tmp/gsb-kai-lab-venv.x/venv/bin/python3\n")
+
+
+def facts(name: str) -> dict:
+    return json.loads((FACTS / (name + ".json")).read_text())["ansible_facts"]
+
+
+def checks(problems: list[dict]) -> list[str]:
+    return [problem["check"] for problem in problems]
+
+
+@pytest.mark.parametrize("image", IMAGES)
+def test_each_supported_image_passes(image):
+    assert k3s_preflight.check(facts(image), GOOD) == []
+
+
+def test_every_fixture_says_where_its_values_come_from():
+    for path in FACTS.glob("*.json"):
+        assert len(json.loads(path.read_text())["_source"]) > 40, path
+
+
+def test_the_build_machine_a_container_is_refused_for_its_missing_systemd():
+    problems = k3s_preflight.check(facts("build-machine-debian12"), GOOD)
+    assert checks(problems) == ["systemd"]
+    assert "process_api" in problems[0]["en"] and "container" in problems[0]["en"]
+
+
+@pytest.mark.parametrize(
+    ("change", "probes", "check", "words"),
+    [
+        ({"distribution_version": "20.04", "distribution_major_version": "20"}, {}, "os", "Ubuntu 20.04"),
+        ({"distribution": "CentOS", "os_family": "RedHat"}, {}, "os", "CentOS"),
+        ({"python": {"version": {"major": 3, "minor": 8}}}, {}, "python", "Python 3.8"),
+        ({"architecture": "armv7l"}, {}, "architecture", "armv7l"),
+        ({"processor_vcpus": 1}, {}, "cpus", "1 CPU"),
+        ({"memtotal_mb": 1987}, {}, "memory", "1987 MiB"),
+        ({}, {"venv_rc": 1, "venv_stderr": NO_VENV}, "venv", "python3-venv"),
+        ({}, {"ntp_synchronized": "no", "clock_skew": 400}, "time", "+400 s"),
+        ({}, {"ntp_synchronized": "", "clock_skew": None}, "time", "unknown"),
+    ],
+)
+def test_each_problem_is_named_with_what_to_do_in_english_and_korean(change, probes, check, words):
+    vm = facts("ubuntu-22.04-amd64")
+    vm.update(copy.deepcopy(change))
+    problems = k3s_preflight.check(vm, dict(GOOD, **probes))
+    assert checks(problems) == [check]
+    assert words in problems[0]["en"]
+    assert HANGUL.search(problems[0]["ko"])
+
+
+def test_a_clock_close_to_the_control_hosts_passes_without_ntp():
+    # An airgapped VM may have no NTP server: a clock within a minute still serves TLS and k3s.
+    assert k3s_preflight.check(facts("debian-12-amd64"), dict(GOOD, ntp_synchronized="no", clock_skew=20)) == []
+
+
+def test_free_disk_is_read_on_the_filesystem_that_holds_k3s_data():
+    vm = facts("debian-12-amd64")
+    vm["mounts"].append({"mount": "/var/lib", "device": "/dev/vdb", "fstype": "ext4",
+                         "size_total": 8 * 1024 ** 3, "size_available": 5 * 1024 ** 3})
+    problems = k3s_preflight.check(vm, GOOD)
+    assert checks(problems) == ["disk"] and "/var/lib" in problems[0]["en"] and "5.0 GiB" in problems[0]["en"]
+    # The same VM with its data directory on the large root filesystem passes.
+    assert k3s_preflight.check(vm, GOOD, data_dir="/srv/k3s") == []
+
+
+def test_the_ubuntu_22_04_python_needs_its_pinned_set():
+    # A VM whose Python has no pinned set is refused before pip would fail on it.
+    assert checks(k3s_preflight.check(facts("ubuntu-22.04-amd64"), GOOD, pythons=["3.11", "3.12"])) == ["python"]
+
+
+def test_a_check_can_be_skipped_knowingly_and_a_wrong_name_is_refused():
+    vm = facts("ubuntu-22.04-amd64")
+    vm["distribution_version"] = "25.04"
+    assert checks(k3s_preflight.check(vm, GOOD)) == ["os"]
+    assert k3s_preflight.check(vm, GOOD, skip=["os"]) == []
+    assert checks(k3s_preflight.check(vm, GOOD, skip=["operating-system"])) == ["skip"]
+
+
+def test_the_argument_spec_offers_exactly_the_checks():
+    spec = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())
+    assert spec["argument_specs"]["main"]["options"]["k3s_preflight_skip"]["choices"] == list(k3s_preflight.CHECKS)
+
+
+def test_the_readme_table_is_the_supported_images():
+    section = (ROOT / "README.md").read_text().split("### The k3s target", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    table = [(cells[0], cells[1]) for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)
+             if cells[0] in ("Ubuntu 22.04", "Ubuntu 24.04", "Debian 12", "Debian 13")]
+    assert table == [("%s %s" % (name, version), python) for name, version, python in k3s_preflight.SUPPORTED_IMAGES]
+
+
+def _preflight_problems(vm: dict, venv_rc: int = 0, ntp: str = "yes") -> list[dict]:
+    """The role's own assert task, evaluated with Ansible's templating on these facts."""
+    tasks = yaml.safe_load((ROLE / "tasks" / "preflight.yml").read_text())
+    task = next(t for t in tasks if t["name"] == "Check that this VM can take the lab")
+    loader = DataLoader()
+    variables = dict(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
+    variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
+    epoch = str(int(__import__("time").time()))
+    variables.update(ansible_facts=dict(vm, date_time={"epoch": epoch}), role_path=str(ROLE), inventory_hostname="vm",
+                     k3s_preflight_venv={"rc": venv_rc, "stderr": NO_VENV if venv_rc else "", "stdout": ""},
+                     k3s_preflight_ntp={"stdout": ntp}, **trust(task["vars"]))
+    templar = Templar(loader=loader, variables=variables)
+    problems = templar.template(trust_as_template("{{ k3s_preflight_problems }}"))
+    message = templar.template(trust_as_template(task["ansible.builtin.assert"]["fail_msg"]))
+    return problems, message
+
+
+def test_the_role_task_decides_on_the_facts_and_names_every_problem():
+    assert _preflight_problems(facts("ubuntu-22.04-arm64"))[0] == []
+    vm = facts("debian-13-arm64")
+    vm["memtotal_mb"] = 1900
+    problems, message = _preflight_problems(vm, venv_rc=1)
+    assert checks(problems) == ["memory", "venv"]
+    assert "nothing was installed" in message
+    for problem in problems:
+        assert problem["en"] in message and problem["ko"] in message
+
+
+def _flat(tasks):
+    for task in tasks:
+        yield task
+        yield from _flat(task.get("block", []))
+
+
+def test_nothing_is_installed_before_the_preflight():
+    tasks = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text())
+    names = [task.get("ansible.builtin.include_tasks") for task in tasks]
+    first_change = next(i for i, task in enumerate(tasks) if "block" in task)
+    assert names.index("preflight.yml") < first_change
+    assert all(not any(key.startswith(("ansible.builtin.include", "ansible.builtin.apt", "ansible.builtin.pip",
+                                       "ansible.builtin.get_url", "ansible.builtin.copy", "ansible.builtin.template"))
+                       for key in task) for task in tasks[:first_change] if task.get("ansible.builtin.include_tasks")
+               != "preflight.yml")
+    # The preflight makes only a throwaway venv in a temporary directory and removes it.
+    modules = {key for task in yaml.safe_load((ROLE / "tasks" / "preflight.yml").read_text()) for key in task
+               if key.startswith("ansible.builtin.")}
+    assert modules == {"ansible.builtin.tempfile", "ansible.builtin.command", "ansible.builtin.file",
+                       "ansible.builtin.assert"}

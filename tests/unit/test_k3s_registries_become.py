@@ -1,0 +1,183 @@
+"""Two things an instructor meets first on a class's VMs: registry mirrors
+(/etc/rancher/k3s/registries.yaml, rendered from k3s_registry_mirrors and
+k3s_registry_configs in k3s's documented form, before k3s starts, restarting
+it on a change, credentials never logged), and an SSH user with sudo (the
+roles become root where root is needed, and only there; root still works)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+from role_templating import trust
+
+ROOT = Path(__file__).resolve().parents[2]
+K3S = ROOT / "roles" / "k3s"
+
+
+def _templar(**overrides) -> Templar:
+    loader = DataLoader()
+    variables: dict = {}
+    variables.update(trust(loader.load_from_file(str(K3S / "defaults" / "main.yml"))))
+    variables.update(trust(loader.load_from_file(str(K3S / "vars" / "main.yml"))))
+    variables["ansible_facts"] = {"architecture": "x86_64"}
+    variables.update(overrides)
+    return Templar(loader=loader, variables=variables)
+
+
+def _flat(tasks, parents=()):
+    for task in tasks:
+        yield task, parents
+        for key in ("block", "rescue", "always"):
+            yield from _flat(task.get(key, []), parents + (task,))
+
+
+def _main():
+    return list(_flat(yaml.safe_load((K3S / "tasks" / "main.yml").read_text())))
+
+
+def _task(name):
+    return next(task for task, _ in _main() if task.get("name") == name)
+
+
+def _render(**settings) -> dict:
+    text = _templar(**settings).template(trust_as_template((K3S / "templates" / "registries.yaml.j2").read_text()))
+    return yaml.safe_load(text)
+
+
+# --- registries.yaml ---------------------------------------------------------
+
+MIRRORS = {"docker.io": {"endpoint": ["https://cache.example:5000"]},
+           "ghcr.io": {"endpoint": ["https://cache.example:5001"], "rewrite": {"^(.*)$": "ghcr/$1"}}}
+CONFIGS = {"cache.example:5000": {"auth": {"username": "class", "password": "s3cret"},
+                                  "tls": {"ca_file": "/usr/local/share/ca-certificates/class-ca.crt"}}}
+
+
+def test_registries_yaml_is_k3s_documented_form():
+    rendered = _render(k3s_registry_mirrors=MIRRORS, k3s_registry_configs=CONFIGS)
+    assert rendered == {"mirrors": MIRRORS, "configs": CONFIGS}
+    assert rendered["mirrors"]["docker.io"]["endpoint"] == ["https://cache.example:5000"]
+    assert rendered["configs"]["cache.example:5000"]["auth"]["password"] == "s3cret"
+    # Mirrors alone: no empty configs section.
+    assert _render(k3s_registry_mirrors=MIRRORS) == {"mirrors": MIRRORS}
+
+
+def test_registries_yaml_is_written_before_k3s_starts_restarts_it_and_hides_credentials():
+    order = [task.get("name") for task, _ in _main()]
+    write = _task("Write the registry mirrors and credentials for k3s")
+    assert order.index(write["name"]) < order.index("Apply k3s changes now") < order.index("Enable k3s and make sure it runs")
+    assert write["notify"] == "Restart k3s" and write["ansible.builtin.template"]["mode"] == "0600"
+    assert write["ansible.builtin.template"]["dest"] == "{{ k3s_config_dir }}/registries.yaml"
+    assert _templar(k3s_registry_configs=CONFIGS).evaluate_conditional(trust_as_template(write["no_log"]))
+    # Settings taken away: the file goes, and k3s restarts without it.
+    remove = _task("Remove registry settings no longer asked for")
+    assert remove["ansible.builtin.file"]["state"] == "absent" and remove["notify"] == "Restart k3s"
+    assert _templar().evaluate_conditional(trust_as_template(remove["when"]))
+    assert not _templar(k3s_registry_mirrors=MIRRORS).evaluate_conditional(trust_as_template(remove["when"]))
+
+
+def test_a_mirror_without_endpoints_is_refused():
+    that = _task("Check the registry settings")["ansible.builtin.assert"]["that"]
+
+    def holds(mirrors):
+        templar = _templar(k3s_registry_mirrors=mirrors)
+        return all(templar.evaluate_conditional(trust_as_template(c)) for c in that)
+
+    assert holds({}) and holds(MIRRORS)
+    assert not holds({"docker.io": {"endpoints": ["https://cache.example:5000"]}})
+
+
+# --- become ------------------------------------------------------------------
+
+
+def _becomes(task, parents) -> bool | str | None:
+    for node in (task,) + tuple(reversed(parents)):
+        if "become" in node:
+            return node["become"]
+    return None
+
+
+def test_every_task_that_changes_the_vm_becomes_root_and_the_checks_do_not():
+    main = _main()
+    block = next(task for task, _ in main if "block" in task)
+    assert block["become"] is True
+    for task, parents in main:
+        if task is block or any(parent is block for parent in parents):
+            assert _becomes(task, parents) is True, task["name"]
+            continue
+        # Before the block: facts, the preflight and checks, as the SSH user.
+        assert "become" not in task and not parents, task["name"]
+        assert set(task) & {"ansible.builtin.setup", "ansible.builtin.include_tasks", "ansible.builtin.assert"}, task
+    # The task files included in the block become root too, through apply.
+    includes = [t for t in block["block"] if "ansible.builtin.include_tasks" in t]
+    assert {t["ansible.builtin.include_tasks"]["file"] for t in includes} == {
+        "python.yml", "download.yml", "airgap.yml", "images.yml", "interpreter.yml"}
+    assert all(t["ansible.builtin.include_tasks"]["apply"] == {"become": True} for t in includes)
+
+
+@pytest.mark.parametrize("name", ["airgap.yml", "python.yml"])
+def test_tasks_on_the_control_host_never_become(name):
+    delegated = [t for t in yaml.safe_load((K3S / "tasks" / name).read_text()) if t.get("delegate_to") == "localhost"]
+    assert delegated
+    assert all(t["become"] is False for t in delegated)
+
+
+def test_the_preflight_runs_as_the_ssh_user():
+    assert all("become" not in t for t in yaml.safe_load((K3S / "tasks" / "preflight.yml").read_text()))
+
+
+def test_teardown_becomes_root_for_every_change():
+    for task in yaml.safe_load((K3S / "tasks" / "teardown.yml").read_text()):
+        if not set(task) & {"ansible.builtin.getent"}:
+            assert task["become"] is True, task["name"]
+
+
+@pytest.mark.parametrize(("target", "become"), [("k3s", True), ("sim", False)])
+def test_the_lab_roles_become_root_on_the_vm_only(target, become):
+    kai_lab_vars = trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "vars" / "main.yml")))
+    templar = Templar(loader=DataLoader(), variables=dict(kai_lab_vars, kai_lab_target=target))
+    assert templar.template(trust_as_template("{{ kai_lab_become }}")) is become
+    # Every kai_lab task that runs a module on the VM says so.
+    # cli.yml becomes through its include (apply); its controller-side task never does.
+    environment = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "environment.yml").read_text())
+    cli_include = next(t for t in environment if "ansible.builtin.include_tasks" in t)
+    assert cli_include["ansible.builtin.include_tasks"]["apply"]["become"] == "{{ kai_lab_become }}"
+    for task in yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli.yml").read_text()):
+        if task.get("delegate_to") == "localhost":
+            assert task["become"] is False, task["name"]
+    for path in sorted((ROOT / "roles" / "kai_lab" / "tasks").glob("*.yml")):
+        if path.name == "cli.yml":
+            continue
+        for task in yaml.safe_load(path.read_text()) or []:
+            module = next((k for k in task if k.startswith(("kubernetes.core.", "gsb.kai_lab.", "ansible.builtin.file",
+                                                             "ansible.builtin.stat", "ansible.builtin.find",
+                                                             "ansible.builtin.command", "ansible.builtin.copy"))), None)
+            if module:
+                assert task.get("become") == "{{ kai_lab_become }}", (path.name, task["name"])
+    for role in ("fake_gpu_operator", "kai_scheduler"):
+        include = yaml.safe_load((ROOT / "roles" / role / "tasks" / "main.yml").read_text())[0]
+        apply = include["ansible.builtin.include_tasks"]["apply"]["become"]
+        assert Templar(loader=DataLoader(), variables={"kai_lab_target": target}).template(
+            trust_as_template(apply)) is become
+
+
+def test_the_learner_user_gets_a_private_kubeconfig_only_when_named():
+    copy = _task("Copy the kubeconfig for the learner, {{ k3s_learner_user }}")
+    assert copy["ansible.builtin.copy"]["mode"] == "0600"
+    assert copy["ansible.builtin.copy"]["owner"] == "{{ k3s_learner_user }}"
+    assert not _templar().evaluate_conditional(trust_as_template(copy["when"]))
+    assert _templar(kai_lab_learner_user="ubuntu").evaluate_conditional(trust_as_template(copy["when"]))
+    # root's copy stays as it was.
+    root = _task("Give root a private copy of the kubeconfig")
+    assert root["ansible.builtin.copy"]["dest"] == "{{ k3s_kubeconfig }}"
+
+
+def test_the_example_inventory_shows_both_forms():
+    hosts = yaml.safe_load((ROOT / "playbooks" / "inventories" / "k3s.example.yml").read_text())["kai_lab"]["hosts"]
+    users = {host["ansible_user"]: host for host in hosts.values()}
+    assert set(users) == {"root", "ubuntu"}
+    assert users["ubuntu"]["ansible_become"] is True and "ansible_become" not in users["root"]
