@@ -18,9 +18,11 @@ antsibull-docs lint-collection-docs --plugin-docs .
 
 echo "== sphinx-init and build into docs/build"
 rm -rf "$dest"
+# antsibull-docs wants an existing directory only its owner can write.
+mkdir -m 0755 -p "$dest"
 antsibull-docs sphinx-init --use-current --dest-dir "$dest" --fail-on-error \
   --no-add-antsibull-docs-version --project gsb.kai_lab --copyright 'gsb.kai_lab developers' \
-  --title gsb.kai_lab gsb.kai_lab >/dev/null
+  --title gsb.kai_lab gsb.kai_lab >"$dest/sphinx-init.log" || { cat "$dest/sphinx-init.log"; exit 1; }
 # Offline: no inventory can be fetched, so the few labels of the Ansible docs
 # that antsibull-docs' pages refer to resolve through a local inventory
 # (still linking to docs.ansible.com), and nothing else is looked up.
