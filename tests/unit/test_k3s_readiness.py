@@ -507,7 +507,8 @@ def _ready_args(target):
     task = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())[0]
     variables = trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "defaults" / "main.yml")))
     variables.update(kai_lab_target=target, kai_lab_sim_state_dir="/state")
-    variables.update(trust(task["vars"]))
+    # The gate's pid directories are role vars (tasks/sim_state_record.yml uses them too).
+    variables.update(trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "vars" / "main.yml"))))
     templar = Templar(loader=DataLoader(), variables=variables)
     args = {}
     for key, value in task["gsb.kai_lab.kai_lab_ready"].items():
