@@ -114,7 +114,7 @@ differences:
   elements: str
   sample: ["binder: not running (pid file /root/.local/state/gsb-kai-lab/sim/kai/pids/binder.pid)"]
 lines:
-  description: One line per component, "name - up, unchanged" (with a colon) or the first thing found about it.
+  description: 'One line per component: "<name>: up, unchanged", or the first thing found about it.'
   returned: always
   type: list
   elements: str

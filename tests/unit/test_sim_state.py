@@ -154,6 +154,15 @@ def test_the_gate_fingerprint_changed_is_named(recorded):
         "the readiness gate's fingerprint changed (a process, a node's GPUs or the image)"]
 
 
+def test_a_solved_lab_whose_gate_kept_an_older_proof_is_unchanged(recorded):
+    # Every GPU held: the full provision's gate proved with a CPU pod and
+    # left the ConfigMap's fingerprint of an earlier pass (molecule default,
+    # after a killed binder on the solved lab).
+    recorded["fingerprint"]["proven"] = "2" * 64
+    now = now_of(recorded)
+    assert sim_state.differences(recorded, now, 30, TODAY) == []
+
+
 # ---- the objects, as the API server lists them --------------------------------------
 
 
