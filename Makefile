@@ -38,8 +38,10 @@ lab: venv
 provision solve grade reset teardown: venv
 	ansible-playbook playbooks/$@.yml
 
-# The whole test suite; .ci/run calls this.
+# The whole test suite; .ci/run calls this. System packages first (Chromium),
+# so a fresh machine needs nothing but these two commands.
 test: venv
+	tests/system-deps.sh
 	tests/run-all.sh
 
 # The docs site, built offline into docs/build/ (open docs/build/build/html/index.html);

@@ -23,8 +23,9 @@ not probed again while nothing it depends on changed: the gate records a
 fingerprint (identities of the components' processes or pods, the nodes'
 GPUs) in a ConfigMap of the probe namespace after a full pass.
 
-Gate is the runner: its time limit, the probe pods' life and the order of the
-links. Each link is a function of readiness_links.py; what they build and
+Gate is the runner: its one deadline (taken at its start; the links stop
+CLEANUP_SECONDS before it, so removing the probe pods fits), the probe pods'
+life and the order of the links. Each link is a function of readiness_links.py; what they build and
 read of API objects (probe pods, pod descriptions, the fingerprint) is in
 readiness_probes.py.
 """
@@ -40,6 +41,14 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterErro
 from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness_probes import (
     FRACTION_PROBE, LINKS, GateFailure, free_gpus_by_node, node_gpus, table)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.wait import WaitTimeout, wait_until
+
+# Seconds at the end of the gate's time kept for removing its probe pods (at
+# most a quarter of it): the lab's steps count every GPU, so the gate waits,
+# within its one deadline, until its probes and their reservation pods are gone.
+CLEANUP_SECONDS = 10.0
+# A reservation pod that stays (the binder's own 40 s wait) is not waited for
+# longer than this, however much of the gate's time is left.
+CLEANUP_WAIT_MAX = 30.0
 
 
 class Gate(object):
@@ -62,7 +71,7 @@ class Gate(object):
         self.identity_namespaces = list(identity_namespaces)
         self.clock, self.sleep, self.interval = clock, sleep, interval
         self.read_cmdline = read_cmdline or process.process_cmdline
-        self.started = None
+        self.started = self.deadline = self.links_deadline = None
         self.probe_reservations = set()
         self.links = []
         self.progress = []
@@ -71,8 +80,15 @@ class Gate(object):
     def elapsed(self):
         return round(self.clock() - self.started, 1)
 
-    def remaining(self):
-        return max(0.0, self.timeout - (self.clock() - self.started))
+    def start(self):
+        """Take the one deadline of the whole run, cleanup included."""
+        self.started = self.clock()
+        self.deadline = self.started + self.timeout
+        self.links_deadline = self.deadline - min(CLEANUP_SECONDS, self.timeout / 4.0)
+
+    def remaining(self, cleanup=False):
+        """Seconds left for the links, or (cleanup) until the gate's deadline."""
+        return max(0.0, (self.deadline if cleanup else self.links_deadline) - self.clock())
 
     def record_link(self, link, status, detail):
         self.links.append({'link': link, 'status': status, 'detail': detail, 'elapsed': self.elapsed()})
@@ -86,8 +102,10 @@ class Gate(object):
             return wait_until(what, probe, done, self.remaining(), interval=self.interval, describe=describe,
                               progress=self.note, clock=self.clock, sleep=self.sleep)
         except WaitTimeout as exc:
-            raise GateFailure(link, 'not within the gate\'s time limit of %s s (waited %s s) for %s; last seen: %s'
-                              % (self.timeout, self.elapsed(), exc.what, exc.last_seen))
+            raise GateFailure(link, 'not within the gate\'s time limit of %s s (waited %s s, the last %s s are kept '
+                              'for removing its probe pods) for %s; last seen: %s'
+                              % (self.timeout, self.elapsed(), round(self.deadline - self.links_deadline, 1),
+                                 exc.what, exc.last_seen))
 
     def events(self):
         try:
@@ -112,10 +130,11 @@ class Gate(object):
         except ClusterError:
             return False
 
-    def cleanup(self, names):
-        """Delete the probe pods and wait (bounded) until they, and the reservation
-        pod the binder made for the fraction probe, are gone: the lab's steps
-        count every GPU."""
+    def cleanup(self, names, final=True):
+        """Delete the probe pods and wait until they, and the reservation pod the
+        binder made for the fraction probe, are gone: the lab's steps count every
+        GPU. The final cleanup may use the gate's time up to its deadline; one
+        between links (final=False) only what is left for the links."""
         deleted = [name for name in names if self.delete(name)]
         reservations = sorted(self.probe_reservations) if FRACTION_PROBE in names else []
         if not deleted and not reservations:
@@ -129,7 +148,7 @@ class Gate(object):
 
         try:
             wait_until('the probe pods to be deleted', probe, lambda left: not left,
-                       max(10.0, min(30.0, self.remaining() + 10)),
+                       min(CLEANUP_WAIT_MAX, self.remaining(cleanup=final)),
                        interval=self.interval, clock=self.clock, sleep=self.sleep)
         except (WaitTimeout, ClusterError):
             self.note('probe pods still terminating: %s' % ', '.join(probe()))
@@ -137,7 +156,7 @@ class Gate(object):
     # ------------------------------------------------------------ run
     def run(self):
         """Prove every link; returns a result dict. Raises GateFailure or ClusterError."""
-        self.started = self.clock()
+        self.start()
         if not self.check_mode and self.cluster.get('v1', 'Namespace', self.namespace) is None:
             self.cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': self.namespace}})
         links.prove_binder(self)

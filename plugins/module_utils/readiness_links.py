@@ -79,7 +79,7 @@ def prove_gpu_and_fraction(gate, free, names):
     gate.record_link('gpu_pod', 'passed', 'bound to %s by KAI' % kai.pod_node(pod))
     if free < 2:
         gate.delete(GPU_PROBE)
-        gate.cleanup([GPU_PROBE])
+        gate.cleanup([GPU_PROBE], final=False)
         gate.create(fraction)
         names.append(FRACTION_PROBE)
     pod, reservation = wait_fraction(gate, before, fraction)

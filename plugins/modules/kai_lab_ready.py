@@ -53,9 +53,10 @@ options:
     default: ubuntu:22.04
   timeout:
     description:
-      - Seconds the gate's links may take before it names the link it waited for.
-      - Removing the probe pods afterwards may add up to 10 seconds more (the lab's steps count every GPU, so
-        the gate waits, bounded, until its probes and their reservation pods are gone).
+      - Seconds the whole gate may take, removing its probe pods included; one deadline taken at its start.
+      - The links stop 10 seconds (at most a quarter of O(timeout)) before it and name the link they waited for;
+        those last seconds are for removing the probe pods (the lab's steps count every GPU, so the gate waits,
+        within the deadline, until its probes and their reservation pods are gone).
     type: int
     default: 180
   reservation_namespace:
@@ -136,7 +137,7 @@ probed:
   returned: success
   type: bool
 elapsed:
-  description: Seconds the gate took.
+  description: Seconds the gate took, cleanup included (at most O(timeout), plus an API call under way at the deadline).
   returned: always
   type: float
 progress:

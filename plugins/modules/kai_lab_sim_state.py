@@ -1,0 +1,199 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: kai_lab_sim_state
+short_description: Tell whether a running sim lab is already as provision would make it
+version_added: "0.3.0"
+description:
+  - With O(mode=record) (the end of a full provision; reported as no change, like the readiness gate's fingerprint),
+    records in O(state_dir) what the provision made, as
+    O(spec) names it - each component's pid, start time, argv, binary (and its sha256) and port; the sha256 and
+    mode of the files it wrote; links; directories; certificates; a hash of each API object it applied (without
+    status and the fields the server writes) or of every object of a kind; the chart hash its CRDs carry; and
+    the readiness gate's fingerprint - together with the digest of O(inputs) and O(input_paths).
+  - With O(mode=check) (the start of a provision), takes the same snapshot now, with one list per kind from the
+    API server, and compares. The lab is unchanged when the inputs digest is the same (so the roles would render
+    the same argv and objects), every component is alive with the recorded pid and start time, runs the recorded
+    argv from the recorded binary, still on disk with the same hash, and listens on its port; every file, link,
+    object and CRD equals the record; no certificate expires within O(cert_renew_days); and the gate's fingerprint
+    is the one of its last full pass.
+  - When anything differs (or O(forget=true)), the record is removed, so only a provision that completes records
+    again. The result names what differed first.
+options:
+  mode:
+    description: V(check) compares the lab with the record; V(record) writes the record.
+    type: str
+    choices: [check, record]
+    default: check
+  state_dir:
+    description: The sim's state directory; the record is C(provisioned.json) in it.
+    type: path
+    required: true
+  inputs:
+    description: The settings the roles render from (the lab's variables); their digest is part of the record.
+    type: raw
+    default: {}
+  input_paths:
+    description: Directories whose files (names and content) enter the inputs digest (the collection's roles, plugins, playbooks).
+    type: list
+    elements: path
+    default: []
+  inputs_digest:
+    description: The digest of the inputs as an earlier check returned it (RV(inputs_digest)); used instead of O(inputs).
+    type: str
+  spec:
+    description:
+      - What to record (O(mode=record); a check uses the spec of the record).
+      - C(components) - list of dicts, each with C(name), C(pid_file) and C(port) (optional), or with C(pid_dir),
+        C(names) and C(ports) (name to port; a name without a port is not checked for listening).
+      - C(files), C(links), C(dirs), C(certs) - lists of paths.
+      - C(objects) - list of references (C(api_version), C(kind), C(name), C(namespace)) or of the applied objects.
+      - C(kinds) - list of dicts with C(api_version) and C(kind); every object of the kind is recorded.
+      - C(crds) - dict with C(names) and C(annotation), the annotation carrying the chart's CRD hash.
+      - C(fingerprint) - dict with C(namespace) (the gate's probe namespace), C(pid_files) and C(image).
+    type: dict
+    default: {}
+  cert_renew_days:
+    description: A certificate that expires within this many days makes the lab changed.
+    type: int
+    default: 30
+  forget:
+    description: Remove the record whatever the check finds (the caller takes the full path anyway).
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - gsb.kai_lab.connection
+attributes:
+  check_mode:
+    support: full
+    description: Compares as usual; neither writes nor removes the record.
+author:
+  - gsb.kai_lab maintainers (@gsb-kai-lab)
+'''
+
+EXAMPLES = r'''
+- name: Is the sim lab as provision would make it?
+  gsb.kai_lab.kai_lab_sim_state:
+    state_dir: ~/.local/state/gsb-kai-lab/sim
+    kubeconfig: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/kubeconfig.yaml
+    inputs: {kai_lab_sim_port_base: 16300}
+  register: sim_state
+
+- name: Record what the provision made
+  gsb.kai_lab.kai_lab_sim_state:
+    mode: record
+    state_dir: ~/.local/state/gsb-kai-lab/sim
+    kubeconfig: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/kubeconfig.yaml
+    inputs: {kai_lab_sim_port_base: 16300}
+    spec:
+      components:
+        - pid_dir: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/pids
+          names: [etcd, kube-apiserver]
+          ports: {etcd: 16301, kube-apiserver: 16443}
+      objects:
+        - {api_version: v1, kind: Namespace, name: kai-lab}
+'''
+
+RETURN = r'''
+unchanged:
+  description: Whether the lab is as the last full provision left it (false after O(mode=record)).
+  returned: always
+  type: bool
+differences:
+  description: What differs, in the order checked; the first is what differed first.
+  returned: always
+  type: list
+  elements: str
+  sample: ["binder: not running (pid file /root/.local/state/gsb-kai-lab/sim/kai/pids/binder.pid)"]
+lines:
+  description: 'One line per component: "<name>: up, unchanged", or the first thing found about it.'
+  returned: always
+  type: list
+  elements: str
+  sample: ["kube-apiserver: up, unchanged"]
+inputs_digest:
+  description: The sha256 of O(inputs) and O(input_paths) (or O(inputs_digest) when given).
+  returned: always
+  type: str
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils import sim_state
+from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect, require_libraries
+from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
+
+ARGUMENT_SPEC = dict(
+    mode=dict(type='str', choices=['check', 'record'], default='check'),
+    state_dir=dict(type='path', required=True),
+    inputs=dict(type='raw', default={}),
+    input_paths=dict(type='list', elements='path', default=[]),
+    inputs_digest=dict(type='str'),
+    spec=dict(type='dict', default={}),
+    cert_renew_days=dict(type='int', default=30),
+    forget=dict(type='bool', default=False),
+)
+
+
+def record(module, digest):
+    """The end of a full provision: write what it made."""
+    params = module.params
+    spec = sim_state.normalize_spec(params['spec'])
+    cluster = connect(module)
+    try:
+        now = sim_state.snapshot(spec, cluster)
+    except ClusterError as exc:
+        module.fail_json(msg='Cannot record the provisioned sim: %s' % exc)
+    now.update(version=sim_state.RECORD_VERSION, inputs=digest, spec=spec)
+    if not module.check_mode:
+        sim_state.write_record(params['state_dir'], now)
+    # Bookkeeping of the provision, as the gate's fingerprint: not a change of the lab.
+    module.exit_json(changed=False, unchanged=False, inputs_digest=digest, differences=[], lines=[])
+
+
+def check(module, digest):
+    """The start of a provision: compare the lab with the record."""
+    params = module.params
+    recorded = sim_state.read_record(params['state_dir'])
+    spec = (recorded or {}).get('spec')
+    now, lines = {}, []
+    if spec:
+        require_libraries(module)
+        now = sim_state.machine_state(spec)
+        try:
+            # A kubeconfig gone, or an API server down, is a difference, not a failure: the full path mends it.
+            cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'])
+            now.update(sim_state.cluster_state(spec, cluster, sim_state.System()))
+        except ClusterError as exc:
+            now['api_error'] = str(exc)
+        now['inputs'] = digest
+    found = sim_state.differences(recorded, now, params['cert_renew_days'], sim_state.utc_now())
+    if spec:
+        lines = sim_state.component_lines(now, found)
+    unchanged = not found and not params['forget']
+    if not unchanged and not module.check_mode:
+        sim_state.forget_record(params['state_dir'])
+    module.exit_json(changed=False, unchanged=unchanged, inputs_digest=digest, differences=found, lines=lines)
+
+
+def main():
+    argument_spec = dict(ARGUMENT_SPEC)
+    argument_spec.update(CONNECTION_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    digest = params['inputs_digest'] or sim_state.inputs_digest(params['inputs'], params['input_paths'])
+    if params['mode'] == 'record':
+        record(module, digest)
+    check(module, digest)
+
+
+if __name__ == '__main__':
+    main()

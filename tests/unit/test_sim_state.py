@@ -1,0 +1,285 @@
+"""Re-provision of a sim lab that is up and unchanged is a health check
+(plugins/module_utils/sim_state.py, module kai_lab_sim_state).
+
+The record is the one a full provision of the sim wrote
+(fixtures/sim-provision/provisioned.json, KAI v0.12.0, port base 17500),
+the objects those the sim's API server listed right after it
+(fixtures/sim-provision/provisioned-objects.json; see its README). Each test changes one thing the
+roles would change back and checks that the decision says so, first, in
+words naming it; an unchanged lab gives one "up, unchanged" line per
+component."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import FIXTURES, load_json
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils import sim_state
+
+RECORDED = FIXTURES / "sim-provision"
+TODAY = datetime.datetime(2026, 12, 1, 21, 0, tzinfo=datetime.timezone.utc)
+
+
+@pytest.fixture
+def recorded():
+    return load_json(RECORDED / "provisioned.json")
+
+
+def listed():
+    """path -> items, as the sim's API server listed them after the provision."""
+    return load_json(RECORDED / "provisioned-objects.json")
+
+
+class Lists(object):
+    """The one request snapshot() makes per kind, answered from recorded lists."""
+
+    def __init__(self, lists):
+        self.lists = lists
+        self.paths = []
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        assert method == "GET"
+        self.paths.append(path)
+        return {"items": copy.deepcopy(self.lists.get(path, []))}
+
+
+def now_of(recorded):
+    now = copy.deepcopy(recorded)
+    for key in ("version", "spec", "recorded_at"):
+        now.pop(key, None)
+    return now
+
+
+def component(now, name):
+    return [c for c in now["components"] if c["name"] == name][0]
+
+
+def test_the_recorded_lab_unchanged_is_one_line_per_component(recorded):
+    now = now_of(recorded)
+    assert sim_state.differences(recorded, now, 30, TODAY) == []
+    lines = sim_state.component_lines(now, [])
+    assert "kube-apiserver: up, unchanged" in lines and "binder: up, unchanged" in lines
+    assert len(lines) == len(recorded["spec"]["components"]) == 12
+
+
+def test_no_record_is_the_full_path():
+    assert sim_state.differences(None, {}, 30, TODAY) == [
+        "no record of a completed full provision in the state directory"]
+
+
+def test_other_settings_or_collection_come_first(recorded):
+    now = now_of(recorded)
+    now["inputs"] = "0" * 64
+    component(now, "binder")["alive"] = False
+    found = sim_state.differences(recorded, now, 30, TODAY)
+    assert found[0] == "the lab's settings or the collection changed since the last full provision"
+    assert found[1].startswith("binder: not running")
+
+
+def test_a_killed_component_is_named(recorded):
+    now = now_of(recorded)
+    binder = component(now, "binder")
+    binder.update(alive=False, argv=None, start=None)
+    found = sim_state.differences(recorded, now, 30, TODAY)
+    assert found == ["binder: not running (pid file %s)" % binder["pid_file"]]
+    assert "binder: not running (pid file %s)" % binder["pid_file"] in sim_state.component_lines(now, found)
+    assert "scheduler: up, unchanged" in sim_state.component_lines(now, found)
+
+
+def test_a_component_restarted_outside_provision_is_named(recorded):
+    now = now_of(recorded)
+    component(now, "kube-scheduler").update(pid=99999, start="1")
+    assert sim_state.differences(recorded, now, 30, TODAY)[0].startswith(
+        "kube-scheduler: restarted since the last provision (pid 99999, was ")
+
+
+def test_a_changed_flag_names_the_argument(recorded):
+    now = now_of(recorded)
+    scheduler = component(now, "scheduler")
+    index = len(scheduler["argv"]) - 1
+    rendered = scheduler["argv"][index]
+    scheduler["argv"][index] = "--v=9"
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "scheduler: runs with other arguments than provision renders (argument %d is '--v=9', provision renders %r)"
+        % (index, rendered)]
+
+
+def test_a_rebuilt_binary_is_named(recorded):
+    now = now_of(recorded)
+    component(now, "kube-apiserver")["binary_on_disk"] = False
+    found = sim_state.differences(recorded, now, 30, TODAY)
+    assert found[0].startswith("kube-apiserver: runs a binary that is no longer ")
+    now = now_of(recorded)
+    component(now, "admission")["binary_sha256"] = "f" * 64
+    assert sim_state.differences(recorded, now, 30, TODAY)[0].startswith("admission: binary ")
+
+
+def test_a_component_that_stopped_listening_is_named(recorded):
+    now = now_of(recorded)
+    apiserver = component(now, "kube-apiserver")
+    apiserver["listening"] = False
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "kube-apiserver: not listening on 127.0.0.1:%d" % apiserver["port"]]
+
+
+def test_an_edited_kwok_yaml_is_named(recorded):
+    now = now_of(recorded)
+    path = [p for p in now["files"] if p.endswith("/kwok.yaml")][0]
+    now["files"][path]["sha256"] = "0" * 64
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "file %s: content differs from what the last provision wrote" % path]
+
+
+def test_a_certificate_close_to_its_end_is_named(recorded):
+    now = now_of(recorded)
+    path = sorted(now["certs"])[0]
+    now["certs"][path] = "2026-12-20T00:00:00Z"
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "certificate %s expires 2026-12-20T00:00:00Z, within kai_lab_cert_renew_days (30)" % path]
+    assert sim_state.differences(recorded, now, 10, TODAY) == []
+
+
+def test_the_gate_fingerprint_changed_is_named(recorded):
+    now = now_of(recorded)
+    now["fingerprint"]["current"] = "1" * 64
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "the readiness gate's fingerprint changed (a process, a node's GPUs or the image)"]
+
+
+def test_a_solved_lab_whose_gate_kept_an_older_proof_is_unchanged(recorded):
+    # Every GPU held: the full provision's gate proved with a CPU pod and
+    # left the ConfigMap's fingerprint of an earlier pass (molecule default,
+    # after a killed binder on the solved lab).
+    recorded["fingerprint"]["proven"] = "2" * 64
+    now = now_of(recorded)
+    assert sim_state.differences(recorded, now, 30, TODAY) == []
+
+
+# ---- the objects, as the API server lists them --------------------------------------
+
+
+def objects_now(recorded, lists):
+    spec = recorded["spec"]
+    cluster = Lists(lists)
+    now = now_of(recorded)
+    state = sim_state.cluster_state(dict(spec, fingerprint=None), cluster, None)
+    now.update(objects=state["objects"], kinds=state["kinds"], crds=state["crds"])
+    return now, cluster
+
+
+def test_the_listed_objects_are_what_the_provision_applied_with_one_list_per_kind(recorded):
+    now, cluster = objects_now(recorded, listed())
+    assert sim_state.differences(recorded, now, 30, TODAY) == []
+    assert len(cluster.paths) == len(set(cluster.paths))
+    assert "/apis/kai.scheduler/v1/configs" in cluster.paths
+
+
+def test_status_and_versions_written_by_the_server_are_not_a_change(recorded):
+    lists = listed()
+    for queue in lists["/apis/scheduling.run.ai/v2/queues"]:
+        queue["metadata"]["resourceVersion"] = "999999"
+        queue.setdefault("status", {})["allocated"] = {"nvidia.com/gpu": "2"}
+    now, _ = objects_now(recorded, lists)
+    assert sim_state.differences(recorded, now, 30, TODAY) == []
+
+
+def test_an_edited_kai_config_is_named(recorded):
+    lists = listed()
+    config = lists["/apis/kai.scheduler/v1/configs"][0]
+    config["spec"].setdefault("global", {})["replicaCount"] = 2
+    now, _ = objects_now(recorded, lists)
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "object Config %s: differs from what the last provision applied" % config["metadata"]["name"]]
+
+
+def test_a_deleted_webhook_is_named(recorded):
+    lists = listed()
+    webhook = lists["/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"].pop(0)
+    now, _ = objects_now(recorded, lists)
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "MutatingWebhookConfiguration %s: is missing" % webhook["metadata"]["name"]]
+
+
+def test_a_crd_applied_from_another_chart_is_named(recorded):
+    lists = listed()
+    crd = lists["/apis/apiextensions.k8s.io/v1/customresourcedefinitions"][0]
+    crd["metadata"]["annotations"][recorded["spec"]["crds"]["annotation"]] = "other"
+    now, _ = objects_now(recorded, lists)
+    assert sim_state.differences(recorded, now, 30, TODAY)[0].startswith(
+        "CRD %s: carries chart hash other, the last provision applied " % crd["metadata"]["name"])
+
+
+# ---- this machine: processes, files, inputs -----------------------------------------
+
+
+@pytest.fixture
+def listener(tmp_path):
+    """A real process listening on a port, with a pid file as background_process writes it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = ("import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+            "s.bind(('127.0.0.1', %d)); s.listen(); time.sleep(60)" % port)
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    pid_file = tmp_path / "listener.pid"
+    pid_file.write_text("%d\n" % proc.pid)
+    for _ in range(100):
+        if sim_state.System().listening(port):
+            break
+        time.sleep(0.05)
+    yield {"name": "listener", "pid_file": str(pid_file), "port": port}, proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_live_process_is_read_as_the_record_keeps_it(listener):
+    spec, proc = listener
+    state = sim_state.component_state(spec, sim_state.System())
+    assert state["alive"] and state["listening"] and state["binary_on_disk"]
+    assert state["pid"] == proc.pid and state["argv"][0] == sys.executable
+    assert state["binary_sha256"] == sim_state.file_sha256(sys.executable).decode()
+    proc.kill()
+    proc.wait()
+    assert not sim_state.component_state(spec, sim_state.System())["alive"]
+
+
+def test_the_inputs_digest_follows_settings_and_files_not_caches(tmp_path):
+    (tmp_path / "roles").mkdir()
+    (tmp_path / "roles" / "main.yml").write_text("a: 1\n")
+    paths = [str(tmp_path / "roles")]
+    first = sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths)
+    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) == first
+    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17600}, paths) != first
+    os.makedirs(str(tmp_path / "roles" / "__pycache__"))
+    (tmp_path / "roles" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) == first
+    (tmp_path / "roles" / "main.yml").write_text("a: 2\n")
+    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) != first
+
+
+def test_the_record_is_private_and_forgotten_on_demand(tmp_path, recorded):
+    sim_state.write_record(str(tmp_path), recorded)
+    assert oct(os.stat(str(tmp_path / sim_state.RECORD_FILE)).st_mode & 0o777) == "0o600"
+    assert sim_state.read_record(str(tmp_path)) == recorded
+    assert sim_state.forget_record(str(tmp_path))
+    assert sim_state.read_record(str(tmp_path)) is None
+
+
+def test_an_api_server_that_does_not_answer_comes_after_the_processes(recorded):
+    now = now_of(recorded)
+    component(now, "kube-apiserver").update(alive=False, argv=None, start=None)
+    for key in ("objects", "kinds", "crds", "fingerprint"):
+        now.pop(key)
+    now["api_error"] = "cannot reach the Kubernetes API server at https://127.0.0.1:17643"
+    found = sim_state.differences(recorded, now, 30, TODAY)
+    assert found[0].startswith("kube-apiserver: not running")
+    assert found[1] == ("the lab's API server does not answer: cannot reach the Kubernetes API server at "
+                        "https://127.0.0.1:17643")
