@@ -14,7 +14,7 @@ export PATH := $(VENV)/bin:$(KAI_LAB_CACHE)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export KAI_LAB_CACHE
 
-.PHONY: lab test venv provision solve grade reset teardown bench
+.PHONY: lab test venv provision solve grade reset teardown bench docs
 
 # `make venv` then `. .venv/bin/activate`: afterwards plain
 # `ansible-playbook playbooks/<name>.yml` works from the repository root.
@@ -43,6 +43,11 @@ provision solve grade reset teardown: venv
 test: venv
 	tests/system-deps.sh
 	tests/run-all.sh
+
+# The docs site, built offline into docs/build/ (open docs/build/build/html/index.html);
+# lints every plugin's and role's docs and the guides first.
+docs: venv
+	tests/docs.sh
 
 # Benchmarks print numbers; they are not part of the test suite.
 bench: venv

@@ -44,6 +44,7 @@ why() {
 stage "ansible-lint (production profile)" ansible-lint --offline --profile production --strict -q
 stage "ansible-test sanity" tests/sanity.sh
 stage "unit tests" python -m pytest -q -p no:cacheprovider tests/unit
+stage "docs (antsibull-docs lint, offline site build, a page per plugin)" tests/docs.sh
 stage "installed collection (build, install, ansible-doc, syntax, missing group)" tests/installed.sh
 stage "execution environment (ansible-builder create)" tests/ee.sh
 stage "molecule scenarios on the sim" tests/molecule.sh

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: k3s_preflight
 short_description: What keeps a learner VM from taking the k3s lab
-version_added: 1.0.0
+version_added: 0.1.0
 description:
   - Decides from the VM's facts and probes whether it can take the lab, namely a supported OS and version, the Python the
     VM's environment is pinned for, amd64 or arm64, CPUs, memory and free disk against the stated minimum,

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: build_progress
 short_description: Wait for an asynchronous build and show its progress
-version_added: "1.0.0"
+version_added: "0.1.0"
 description:
   - Waits for a job started with C(async) and C(poll=0) that writes a build log in the format of
     the C(sim_binaries) role's C(files/build.sh), printing one line per tick with the packages built

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: kai_lab_ready
 short_description: Prove that the KAI-Scheduler lab works end to end, naming the broken link
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - The lab's readiness gate. Proves, in order, each link the lab's steps rely
     on and stops at the first broken one with a message naming it and what was

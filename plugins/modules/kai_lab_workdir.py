@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: kai_lab_workdir
 short_description: Prepare, check or reset the learner's workdir of the KAI-Scheduler lab through one directory descriptor
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - Opens O(path) once, from C(/) one component at a time without following
     a link at any level, and does everything after that relative to that

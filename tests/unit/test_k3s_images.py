@@ -12,7 +12,7 @@ roles/k3s/vars/main.yml) against what references them:
   checked for the form its chart renders (repository/<component>:<chart
   version>) and for the images its templates name literally.
 - The lab: every image the lab's own manifests (plugins/module_utils/steps/) use.
-- The README's airgap table is exactly this list.
+- The instructor guide's airgap table (docs/docsite/rst/instructor_guide.rst) is exactly this list.
 """
 
 from __future__ import annotations
@@ -187,12 +187,14 @@ def test_the_vm_needs_the_union_once():
 
 
 def _readme_table() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
-    block = text.split("<!-- k3s_lab_images: begin -->", 1)[1].split("<!-- k3s_lab_images: end -->", 1)[0]
+    """The airgap table of the instructor's guide (an RST simple table between two comments)."""
+    text = (ROOT / "docs" / "docsite" / "rst" / "instructor_guide.rst").read_text()
+    block = text.split(".. k3s_lab_images: begin", 1)[1].split(".. k3s_lab_images: end", 1)[0]
     rows = {}
-    for line in block.strip().splitlines()[2:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0].strip("`")] = cells[1]
+    for line in block.strip().splitlines():
+        if line.startswith("``"):
+            image, users = re.split(r"(?<=``)\s+", line.strip(), maxsplit=1)
+            rows[image.strip("`")] = users
     return rows
 
 
