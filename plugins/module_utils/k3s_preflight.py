@@ -6,7 +6,7 @@ from its Ansible facts and a few probes (roles/k3s/tasks/preflight.yml), before
 anything is installed. Each problem says what to do, in English and Korean.
 
 The supported images are the ones the VM's Python environment is pinned for
-(roles/k3s/files/constraints/py<X.Y>.txt); the README's table is this table
+(roles/k3s/files/constraints/py<X.Y>.txt); the instructor guide's table (docs/docsite/rst/instructor_guide.rst) is this table
 (tests/unit/test_k3s_preflight.py)."""
 
 from __future__ import absolute_import, division, print_function
