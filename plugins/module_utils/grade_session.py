@@ -137,6 +137,15 @@ def grade(settings, steps=None, write=True, cluster=None, reports=True):
     workdir = open_directory(settings['workdir'], create=write)
     output_path = settings['output_dir'] or settings['workdir']
     output = workdir if output_path == settings['workdir'] else open_directory(output_path, create=write and reports)
+    try:
+        return _grade(settings, step_ids, workdir, output, deadline, write, cluster, reports)
+    finally:
+        for directory in set([workdir, output]):
+            if hasattr(directory, 'close'):
+                directory.close()
+
+
+def _grade(settings, step_ids, workdir, output, deadline, write, cluster, reports):
     if cluster is None:
         cluster = connect(settings)
     # Graded against the KAI that runs; unreadable or not the expected one: refused before any check.

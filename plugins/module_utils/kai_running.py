@@ -71,9 +71,6 @@ class RunningKai(object):
         self.source = source
         self.detail = detail or {}
 
-    def as_dict(self):
-        return {'version': self.version, 'source': self.source, 'detail': self.detail}
-
 
 # ---------------------------------------------------------------- the sim's record
 

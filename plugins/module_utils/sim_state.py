@@ -28,10 +28,10 @@ import json
 import os
 import socket
 import stat
-import tempfile
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import process, readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import comparable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
 
 try:
     from cryptography import x509
@@ -188,18 +188,7 @@ class System(object):
         return end.strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
-class _Utc(datetime.tzinfo):
-    def utcoffset(self, dt):
-        return datetime.timedelta(0)
-
-    def tzname(self, dt):
-        return 'UTC'
-
-    def dst(self, dt):
-        return datetime.timedelta(0)
-
-
-_UTC = _Utc()
+_UTC = datetime.timezone.utc
 
 
 # ---------------------------------------------------------------- snapshot
@@ -451,12 +440,8 @@ def read_record(state_dir):
 
 
 def write_record(state_dir, record):
-    """Atomically, private (it names the lab's files and processes)."""
-    fd, temporary = tempfile.mkstemp(prefix='.%s.' % RECORD_FILE, dir=state_dir)
-    with os.fdopen(fd, 'w') as handle:
-        json.dump(record, handle, indent=1, sort_keys=True)
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, record_path(state_dir))
+    """Atomically, private (it names the lab's files and processes): learner_write's one safe write."""
+    write_file(state_dir, RECORD_FILE, json.dumps(record, indent=1, sort_keys=True))
 
 
 def forget_record(state_dir):
