@@ -17,17 +17,27 @@ from ansible.utils.display import Display
 
 display = Display()
 
-_STEP = re.compile(r'^== (\d+)/(\d+) go build (\S+)', re.M)
+_PLAN = re.compile(r'^== (\d+) packages to compile for (\d+) binaries', re.M)
+# What `go build -v` prints for each package it compiles: an import path alone.
+_COMPILED = re.compile(r'^[A-Za-z0-9_.~+-]+(?:/[A-Za-z0-9_.~+-]+)*$')
 
 
 def progress_line(label, log, total, elapsed):
-    """'kai: 3/11 packages built (now k8s.io/...), build log 12 kB, 2m05s' from build.sh's log."""
-    steps = _STEP.findall(log)
-    done = '\n== done' in log
-    built = total if done else max(len(steps) - 1, 0)
-    now = ' (now %s)' % steps[-1][2] if steps and not done else ''
-    return '%s: %d/%d packages built%s, build log %d kB, %dm%02ds elapsed' % (
-        label, built, total, now, len(log) // 1024, elapsed // 60, elapsed % 60)
+    """'kai: 812 of 2372 packages compiled (last k8s.io/...), build log 12 kB, 2m05s elapsed'
+    from build.sh's log; packages found in Go's build cache are not compiled
+    again, so a warm build ends below the total."""
+    lines = log.splitlines()
+    plan = _PLAN.search(log)
+    when = 'build log %d kB, %dm%02ds elapsed' % (len(log) // 1024, elapsed // 60, elapsed % 60)
+    if '\n== done' in '\n' + log:
+        return '%s: %d/%d binaries built, %s' % (label, total, total, when)
+    if not plan:
+        downloads = sum(1 for line in lines if line.startswith('go: downloading '))
+        return '%s: finding the packages to compile (%d modules downloaded), %s' % (label, downloads, when)
+    compiled = [line for line in log[plan.end():].splitlines()[1:] if _COMPILED.match(line)]
+    last = ' (last %s)' % compiled[-1] if compiled else ''
+    return '%s: %d of %s packages compiled%s, 0/%d binaries, %s' % (
+        label, len(compiled), plan.group(1), last, total, when)
 
 
 class ActionModule(ActionBase):

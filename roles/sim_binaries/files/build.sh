@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
 # Usage: build.sh GO OUTPUT_DIR LDFLAGS NAME=PACKAGE...  (in the Go module's directory)
-# Builds each package into OUTPUT_DIR/NAME (via NAME.tmp, so a binary is
-# either whole or absent) and logs to OUTPUT_DIR/build.log, one
-# "== N/TOTAL go build PACKAGE" line per package, "== done" at the end.
+# Builds every package in ONE `go build`, so the go command compiles shared
+# packages once and links each binary while it compiles the next (both
+# cores busy), into OUTPUT_DIR/NAME. Logs to OUTPUT_DIR/build.log:
+#   "== N packages to compile for M binaries: NAME..." first, then each
+#   package as it is compiled (go build -v), "== done" at the end.
+# The caller marks the directory complete; a binary is trusted only then.
 set -euo pipefail
 go=$1 out=$2 ldflags=$3
 shift 3
-total=$# n=0
 # One build per output directory at a time: a second run (another
 # provision on the same machine) waits for the first and reuses its result.
 exec 9>"$out/.lock"
 flock 9
 if [ -e "$out/.complete" ] || [ -e "$out/.built" ]; then echo "== done (built by another run)" >>"$out/build.log"; exit 0; fi
 exec >"$out/build.log" 2>&1
-for spec in "$@"; do
-  name=${spec%%=*} package=${spec#*=} n=$((n + 1))
-  echo "== $n/$total go build $package"
-  "$go" build -trimpath -ldflags "$ldflags" -o "$out/$name.tmp" "$package"
-  mv "$out/$name.tmp" "$out/$name"
+names=() packages=()
+for spec in "$@"; do names+=("${spec%%=*}"); packages+=("${spec#*=}"); done
+# go list also downloads what the Go proxy must give (logged as "go: downloading").
+echo "== $("$go" list -deps "${packages[@]}" | wc -l) packages to compile for ${#names[@]} binaries: ${names[*]}"
+work=$(mktemp -d "$out/.build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+"$go" build -v -trimpath -ldflags "$ldflags" -o "$work/" "${packages[@]}"
+for i in "${!names[@]}"; do
+  # go build names a binary after its package's last path element, skipping
+  # a major-version element (go.etcd.io/etcd/server/v3 -> server).
+  base=${packages[$i]##*/}
+  if [[ $base =~ ^v[0-9]+$ ]]; then base=${packages[$i]%/*} base=${base##*/}; fi
+  mv "$work/$base" "$out/${names[$i]}"
 done
 echo "== done"
 touch "$out/.built"
