@@ -34,6 +34,7 @@ class FilterModule(object):
             'kai_chart_values': _wrap(render.chart_values),
             'kai_config_patch': _wrap(render.config_patch),
             'kai_select_config': _wrap(render.select_config),
+            'kai_chart_objects': _wrap(render.chart_objects),
             'kai_webhooks': _wrap(render.webhook_configurations),
             'kai_go_mod': _wrap(render.go_mod),
             'kai_tools_go': _wrap(render.tools_go),

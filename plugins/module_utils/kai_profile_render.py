@@ -18,6 +18,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import hashlib
+import json
+
+import yaml
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai_profiles import (
     PLUGIN_ARGUMENTS, KaiProfileError, profile_for)
@@ -76,6 +80,22 @@ def chart_values(version, settings, helm_template=True):
     _set_path(values, 'global.resourceReservation.namespace', settings['reservation_namespace'])
     _set_path(values, chart['runtime_class_values_key'], settings.get('runtime_class', ''))
     return values
+
+
+def chart_objects(rendered, kinds):
+    """The objects of a `helm template` render whose kind is in kinds, and its
+    CRDs with their hash (sha256 of their sorted JSON), parsed in one pass:
+    KAI's chart is 0.8 MB of YAML (the Config's CRD alone is 650 kB), which
+    Jinja filters took 1.4 s to parse, select and hash."""
+    loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+    try:
+        documents = list(yaml.load_all(rendered, Loader=loader))
+    except yaml.YAMLError as error:
+        raise KaiProfileError('the chart render is not YAML: %s' % error)
+    objects = [doc for doc in documents if isinstance(doc, dict) and doc.get('kind') in kinds]
+    crds = [obj for obj in objects if obj['kind'] == 'CustomResourceDefinition']
+    digest = hashlib.sha256(json.dumps(crds, sort_keys=True).encode('utf-8')).hexdigest()
+    return {'objects': objects, 'crds': crds, 'crds_hash': digest}
 
 
 def select_config(version, objects):

@@ -238,6 +238,36 @@ def ensure(argv, pid_file, log_file, state='started', env=None, cwd=None,
     Returns a dict with changed, pid, action and, when the program died right
     after start, the last lines of its log so the caller can say why.
     """
+    spec = dict(argv=argv, pid_file=pid_file, log_file=log_file, env=env, cwd=cwd)
+    return ensure_all([spec], state=state, check_mode=check_mode, startup_grace=startup_grace)[0]
+
+
+def ensure_all(specs, state='started', check_mode=False, startup_grace=0.5):
+    """ensure() for several processes (dicts of argv, pid_file, log_file, env,
+    cwd), started one after another and then watched for one shared grace
+    period, so starting six costs one grace, not six."""
+    results = []
+    started = []
+    for spec in specs:
+        result, proc = _bring(spec, state, check_mode)
+        results.append(result)
+        if proc is not None:
+            started.append((result, proc, spec['log_file']))
+    # A program that cannot even parse its flags exits at once: report it now
+    # rather than as a vague timeout later.
+    deadline = time.monotonic() + startup_grace
+    while started and time.monotonic() < deadline and any(proc.poll() is None for dummy, proc, dummy in started):
+        time.sleep(0.05)
+    for result, proc, log_file in started:
+        if proc.poll() is not None:
+            result.update(pid=None, exited=proc.returncode, log_tail=tail(log_file, 20))
+    return results
+
+
+def _bring(spec, state, check_mode):
+    """One process to state: its result and, when it was (re)started, its Popen."""
+    argv, pid_file = spec['argv'], spec['pid_file']
+    env = spec.get('env')
     current = running_pid(pid_file, argv)
     spec_file = pid_file + '.argv'
     wanted = '\0'.join(argv) + '\n' + '\0'.join('%s=%s' % kv for kv in sorted((env or {}).items()))
@@ -249,10 +279,10 @@ def ensure(argv, pid_file, log_file, state='started', env=None, cwd=None,
 
     if state == 'stopped':
         if current is None:
-            return {'changed': False, 'pid': None, 'action': 'none'}
+            return {'changed': False, 'pid': None, 'action': 'none'}, None
         if not check_mode:
             stop(pid_file, argv=argv)
-        return {'changed': True, 'pid': None, 'action': 'stopped'}
+        return {'changed': True, 'pid': None, 'action': 'stopped'}, None
 
     action = 'none'
     if current is None:
@@ -260,22 +290,14 @@ def ensure(argv, pid_file, log_file, state='started', env=None, cwd=None,
     elif state == 'restarted' or recorded != wanted:
         action = 'restarted'
     if action == 'none' or check_mode:
-        return {'changed': action != 'none', 'pid': current, 'action': action}
+        return {'changed': action != 'none', 'pid': current, 'action': action}, None
 
     if current is not None:
         stop(pid_file, argv=argv)
-    proc = start(argv, pid_file, log_file, env=env, cwd=cwd)
+    proc = start(argv, pid_file, spec['log_file'], env=env, cwd=spec.get('cwd'))
     with open(spec_file, 'w') as handle:
         handle.write(wanted)
-    # A program that cannot even parse its flags exits at once: report it now
-    # rather than as a vague timeout later.
-    deadline = time.monotonic() + startup_grace
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    if proc.poll() is not None:
-        return {'changed': True, 'pid': None, 'action': action, 'exited': proc.returncode,
-                'log_tail': tail(log_file, 20)}
-    return {'changed': True, 'pid': proc.pid, 'action': action}
+    return {'changed': True, 'pid': proc.pid, 'action': action}, proc
 
 
 def tail(path, lines):

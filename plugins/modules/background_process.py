@@ -19,11 +19,13 @@ description:
     alone, so a second run reports no change; a changed command line restarts it.
   - Used by the C(sim) target to run KAI-Scheduler components and the fake GPU
     operator without containers or a service manager.
+  - Several programs can be given at once with O(processes); they are started
+    one after another and then watched together for half a second, so a
+    program that exits at once (a bad flag) is reported by name.
 options:
   name:
-    description: A short name for messages.
+    description: A short name for messages. Required unless O(processes) is given.
     type: str
-    required: true
   argv:
     description: The program and its arguments. Required unless O(state=stopped).
     type: list
@@ -36,9 +38,8 @@ options:
     description: Working directory of the program.
     type: path
   pid_file:
-    description: Where the pid is recorded.
+    description: Where the pid is recorded. Required unless O(processes) is given.
     type: path
-    required: true
   log_file:
     description: Where the program's output is appended. Required unless O(state=stopped).
     type: path
@@ -49,6 +50,35 @@ options:
     type: str
     choices: [started, stopped, restarted]
     default: started
+  processes:
+    description:
+      - Several programs, each with the options above (O(state) applies to all), instead of
+        O(name), O(argv), O(env), O(chdir), O(pid_file) and O(log_file).
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: A short name for messages.
+        type: str
+        required: true
+      argv:
+        description: The program and its arguments. Required unless O(state=stopped).
+        type: list
+        elements: str
+      env:
+        description: Extra environment variables for the program.
+        type: dict
+        default: {}
+      chdir:
+        description: Working directory of the program.
+        type: path
+      pid_file:
+        description: Where the pid is recorded.
+        type: path
+        required: true
+      log_file:
+        description: Where the program's output is appended. Required unless O(state=stopped).
+        type: path
 attributes:
   check_mode:
     support: full
@@ -67,6 +97,18 @@ EXAMPLES = r'''
     pid_file: /var/lib/kai-sim/pids/binder.pid
     log_file: /var/lib/kai-sim/logs/binder.log
 
+- name: Run the binder and the queue controller, watched together
+  gsb.kai_lab.background_process:
+    processes:
+      - name: binder
+        argv: [/opt/kai/bin/binder]
+        pid_file: /var/lib/kai-sim/pids/binder.pid
+        log_file: /var/lib/kai-sim/logs/binder.log
+      - name: queuecontroller
+        argv: [/opt/kai/bin/queuecontroller]
+        pid_file: /var/lib/kai-sim/pids/queuecontroller.pid
+        log_file: /var/lib/kai-sim/logs/queuecontroller.log
+
 - name: Stop it
   gsb.kai_lab.background_process:
     name: binder
@@ -77,14 +119,20 @@ EXAMPLES = r'''
 RETURN = r'''
 pid:
   description: Pid of the running process; null when stopped.
-  returned: always
+  returned: unless O(processes) is given
   type: int
   sample: 41235
 action:
   description: What was done, V(none), V(started), V(restarted) or V(stopped).
-  returned: always
+  returned: unless O(processes) is given
   type: str
   sample: started
+processes:
+  description: For O(processes), one entry per program, in order, with its RV(pid) and RV(action).
+  returned: when O(processes) is given
+  type: list
+  elements: dict
+  sample: [{name: binder, pid: 41235, action: started, changed: true}]
 '''
 
 import os
@@ -92,37 +140,62 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gsb.kai_lab.plugins.module_utils import process
 
+_PROCESS_OPTIONS = dict(
+    name=dict(type='str'),
+    argv=dict(type='list', elements='str'),
+    env=dict(type='dict', default={}),
+    chdir=dict(type='path'),
+    pid_file=dict(type='path'),
+    log_file=dict(type='path'),
+)
+
+
+def _spec(params, module, state):
+    for key in ('name', 'pid_file') + (('argv', 'log_file') if state != 'stopped' else ()):
+        if not params.get(key):
+            module.fail_json(msg='%s is required%s' % (key, ' (processes entry %s)' % params.get('name')
+                                                        if params.get('name') else ''))
+    program = params['argv'][0] if params['argv'] else None
+    if program and not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        module.fail_json(msg='%s: program %s does not exist or is not executable' % (params['name'], program))
+    return dict(name=params['name'], argv=params['argv'] or [], pid_file=params['pid_file'],
+                log_file=params['log_file'] or '', cwd=params['chdir'],
+                env=dict((str(k), str(v)) for k, v in (params['env'] or {}).items()))
+
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            name=dict(type='str', required=True),
-            argv=dict(type='list', elements='str'),
-            env=dict(type='dict', default={}),
-            chdir=dict(type='path'),
-            pid_file=dict(type='path', required=True),
-            log_file=dict(type='path'),
+            _PROCESS_OPTIONS,
             state=dict(type='str', choices=['started', 'stopped', 'restarted'], default='started'),
+            processes=dict(type='list', elements='dict', options=dict(
+                _PROCESS_OPTIONS, name=dict(type='str', required=True), pid_file=dict(type='path', required=True))),
         ),
-        required_if=[('state', 'started', ('argv', 'log_file')),
-                     ('state', 'restarted', ('argv', 'log_file'))],
+        mutually_exclusive=[('processes', 'name'), ('processes', 'pid_file'), ('processes', 'argv')],
+        required_one_of=[('processes', 'name')],
         supports_check_mode=True,
     )
     params = module.params
-    program = params['argv'][0] if params['argv'] else None
-    if program and not (os.path.isfile(program) and os.access(program, os.X_OK)):
-        module.fail_json(msg='%s: program %s does not exist or is not executable' % (params['name'], program))
-    env = dict((str(k), str(v)) for k, v in params['env'].items())
+    state = params['state']
+    specs = [_spec(entry, module, state) for entry in params['processes'] or [params]]
     try:
-        result = process.ensure(params['argv'] or [], params['pid_file'], params['log_file'] or '',
-                                state=params['state'], env=env, cwd=params['chdir'],
-                                check_mode=module.check_mode)
+        results = process.ensure_all(specs, state=state, check_mode=module.check_mode)
     except OSError as exc:
-        module.fail_json(msg='%s: could not %s: %s' % (params['name'], params['state'], exc))
-    if 'exited' in result:
-        module.fail_json(msg='%s exited with code %s right after start; last lines of %s:\n%s' % (
-            params['name'], result['exited'], params['log_file'], '\n'.join(result['log_tail'])), **result)
-    module.exit_json(**result)
+        module.fail_json(msg='%s: could not %s: %s' % (', '.join(spec['name'] for spec in specs), state, exc))
+    for spec, result in zip(specs, results):
+        result['name'] = spec['name']
+    exited = [(spec, result) for spec, result in zip(specs, results) if 'exited' in result]
+    outcome = dict(changed=any(result['changed'] for result in results))
+    if params['processes'] is None:
+        outcome.update(results[0])
+        del outcome['name']
+    else:
+        outcome['processes'] = results
+    if exited:
+        module.fail_json(msg='\n'.join('%s exited with code %s right after start; last lines of %s:\n%s' % (
+            spec['name'], result['exited'], spec['log_file'], '\n'.join(result['log_tail'])) for spec, result in exited),
+            **outcome)
+    module.exit_json(**outcome)
 
 
 if __name__ == '__main__':

@@ -167,11 +167,12 @@ def check(module, digest):
     now, lines = {}, []
     if spec:
         require_libraries(module)
-        now = sim_state.machine_state(spec)
+        system = sim_state.System(sim_state.known_hashes(recorded))
+        now = sim_state.machine_state(spec, system)
         try:
             # A kubeconfig gone, or an API server down, is a difference, not a failure: the full path mends it.
             cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'])
-            now.update(sim_state.cluster_state(spec, cluster, sim_state.System()))
+            now.update(sim_state.cluster_state(spec, cluster, system))
         except ClusterError as exc:
             now['api_error'] = str(exc)
         now['inputs'] = digest

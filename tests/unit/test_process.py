@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -305,3 +306,24 @@ def test_a_kwokctl_pid_file_naming_an_unrelated_program_is_never_trusted(tmp_pat
             if child.poll() is None:
                 child.kill()
             child.wait()
+
+
+def test_several_started_together_share_one_grace_and_a_bad_one_is_named(procs):
+    specs = [dict(argv=["sleep", "30"], pid_file=str(procs.dir / ("p%d.pid" % n)),
+                  log_file=str(procs.dir / ("p%d.log" % n))) for n in range(3)]
+    specs[1]["argv"] = ["sh", "-c", "echo bad flag --x; exit 2"]
+    started = time.monotonic()
+    results = process.ensure_all(specs, startup_grace=0.5)
+    elapsed = time.monotonic() - started
+    for result in results:
+        if result.get("pid"):
+            procs.pids.add(result["pid"])
+    # One grace for all three, not three in a row (a named allowance for a busy machine).
+    assert elapsed < 0.5 * 2
+    assert [r["action"] for r in results] == ["started", "started", "started"]
+    assert results[1]["exited"] == 2 and results[1]["pid"] is None
+    assert "bad flag --x" in "\n".join(results[1]["log_tail"])
+    assert alive(results[0]["pid"]) and alive(results[2]["pid"]) and "exited" not in results[0]
+    # A second call changes nothing and starts no grace wait.
+    again = process.ensure_all([specs[0], specs[2]])
+    assert [r["changed"] for r in again] == [False, False]

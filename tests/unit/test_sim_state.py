@@ -283,3 +283,26 @@ def test_an_api_server_that_does_not_answer_comes_after_the_processes(recorded):
     assert found[0].startswith("kube-apiserver: not running")
     assert found[1] == ("the lab's API server does not answer: cannot reach the Kubernetes API server at "
                         "https://127.0.0.1:17643")
+
+
+def test_a_binary_unchanged_since_the_record_is_not_read_again_but_one_rewritten_in_place_is(tmp_path):
+    binary = tmp_path / "kube-apiserver"
+    binary.write_bytes(b"\x7fELF first build")
+    system = sim_state.System()
+    recorded = {"components": [{"name": "kube-apiserver", "binary": str(binary),
+                                "binary_stat": system.file_stat(str(binary)),
+                                "binary_sha256": "a" * 64}]}
+    # The recorded hash stands for the file while its stat is the recorded one
+    # (a deliberately wrong hash shows it is not recomputed)...
+    assert sim_state.System(sim_state.known_hashes(recorded)).sha256(str(binary)) == "a" * 64
+    # ...and a write into the same inode (new ctime and size) is read again.
+    time.sleep(0.01)
+    with open(binary, "r+b") as handle:
+        handle.write(b"\x7fELF second build, longer")
+    assert sim_state.System(sim_state.known_hashes(recorded)).sha256(str(binary)) == (
+        sim_state.file_sha256(str(binary)).decode())
+
+
+def test_a_record_without_binary_stats_gives_no_known_hashes():
+    assert sim_state.known_hashes({"components": [{"name": "etcd", "binary": "/x", "binary_sha256": "b" * 64}]}) == {}
+    assert sim_state.known_hashes(None) == {}

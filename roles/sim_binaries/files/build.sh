@@ -4,7 +4,7 @@
 # packages once and links each binary while it compiles the next (both
 # cores busy), into OUTPUT_DIR/NAME. Logs to OUTPUT_DIR/build.log:
 #   "== N packages to compile for M binaries: NAME..." first, then each
-#   package as it is compiled (go build -v), "== done" at the end.
+#   package as it is compiled (go build -v), "== done in S s" at the end.
 # The caller marks the directory complete; a binary is trusted only then.
 set -euo pipefail
 go=$1 out=$2 ldflags=$3
@@ -15,6 +15,7 @@ exec 9>"$out/.lock"
 flock 9
 if [ -e "$out/.complete" ] || [ -e "$out/.built" ]; then echo "== done (built by another run)" >>"$out/build.log"; exit 0; fi
 exec >"$out/build.log" 2>&1
+started=$SECONDS
 names=() packages=()
 for spec in "$@"; do names+=("${spec%%=*}"); packages+=("${spec#*=}"); done
 # go list also downloads what the Go proxy must give (logged as "go: downloading").
@@ -29,5 +30,5 @@ for i in "${!names[@]}"; do
   if [[ $base =~ ^v[0-9]+$ ]]; then base=${packages[$i]%/*} base=${base##*/}; fi
   mv "$work/$base" "$out/${names[$i]}"
 done
-echo "== done"
+echo "== done in $((SECONDS - started)) s"
 touch "$out/.built"
