@@ -21,7 +21,10 @@ import copy
 import hashlib
 import json
 
-import yaml
+try:
+    import yaml
+except ImportError:  # only chart_objects needs it, on the controller (Ansible's own dependency)
+    yaml = None
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai_profiles import (
     PLUGIN_ARGUMENTS, KaiProfileError, profile_for)
@@ -87,6 +90,8 @@ def chart_objects(rendered, kinds):
     CRDs with their hash (sha256 of their sorted JSON), parsed in one pass:
     KAI's chart is 0.8 MB of YAML (the Config's CRD alone is 650 kB), which
     Jinja filters took 1.4 s to parse, select and hash."""
+    if yaml is None:
+        raise KaiProfileError('reading the chart render needs PyYAML (pip install pyyaml)')
     loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
     try:
         documents = list(yaml.load_all(rendered, Loader=loader))

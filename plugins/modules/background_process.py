@@ -153,8 +153,8 @@ _PROCESS_OPTIONS = dict(
 def _spec(params, module, state):
     for key in ('name', 'pid_file') + (('argv', 'log_file') if state != 'stopped' else ()):
         if not params.get(key):
-            module.fail_json(msg='%s is required%s' % (key, ' (processes entry %s)' % params.get('name')
-                                                        if params.get('name') else ''))
+            where = ' (processes entry %s)' % params['name'] if params.get('name') else ''
+            module.fail_json(msg='%s is required%s' % (key, where))
     program = params['argv'][0] if params['argv'] else None
     if program and not (os.path.isfile(program) and os.access(program, os.X_OK)):
         module.fail_json(msg='%s: program %s does not exist or is not executable' % (params['name'], program))
