@@ -212,23 +212,32 @@ def stop(pid_file, timeout=10.0, argv=None):
     Returns True when a process was stopped. Both signals go to the process
     whose identity was checked, never to a later process that got its pid.
     """
-    target = _checked_target(pid_file, argv)
-    stopped = False
-    if target is not None:
-        try:
-            target.send(signal.SIGTERM)
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and target.alive():
-                time.sleep(0.1)
-            if target.alive():
+    return stop_all([(pid_file, argv)], timeout)[0]
+
+
+def stop_all(recorded, timeout=10.0):
+    """stop() for several (pid_file, argv): each is sent SIGTERM, then all
+    are waited for together (a teardown waits for the slowest, not the sum)."""
+    targets = [_checked_target(pid_file, argv) for pid_file, argv in recorded]
+    try:
+        for target in targets:
+            if target is not None:
+                target.send(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(t is not None and t.alive() for t in targets):
+            time.sleep(0.1)
+        for target in targets:
+            if target is not None and target.alive():
                 target.send(signal.SIGKILL)
-            stopped = True
-        finally:
-            target.close()
-    for path in (pid_file, pid_file + '.argv', pid_file + '.start'):
-        if os.path.exists(path):
-            os.remove(path)
-    return stopped
+    finally:
+        for target in targets:
+            if target is not None:
+                target.close()
+    for pid_file, dummy in recorded:
+        for path in (pid_file, pid_file + '.argv', pid_file + '.start'):
+            if os.path.exists(path):
+                os.remove(path)
+    return [target is not None for target in targets]
 
 
 def ensure(argv, pid_file, log_file, state='started', env=None, cwd=None,
@@ -246,6 +255,11 @@ def ensure_all(specs, state='started', check_mode=False, startup_grace=0.5):
     """ensure() for several processes (dicts of argv, pid_file, log_file, env,
     cwd), started one after another and then watched for one shared grace
     period, so starting six costs one grace, not six."""
+    if state == 'stopped':
+        running = [running_pid(spec['pid_file'], spec['argv']) is not None for spec in specs]
+        if not check_mode:
+            stop_all([(spec['pid_file'], spec['argv']) for spec, alive in zip(specs, running) if alive])
+        return [{'changed': alive, 'pid': None, 'action': 'stopped' if alive else 'none'} for alive in running]
     results = []
     started = []
     for spec in specs:
@@ -276,13 +290,6 @@ def _bring(spec, state, check_mode):
             recorded = handle.read()
     except (IOError, OSError):
         recorded = None
-
-    if state == 'stopped':
-        if current is None:
-            return {'changed': False, 'pid': None, 'action': 'none'}, None
-        if not check_mode:
-            stop(pid_file, argv=argv)
-        return {'changed': True, 'pid': None, 'action': 'stopped'}, None
 
     action = 'none'
     if current is None:

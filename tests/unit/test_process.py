@@ -327,3 +327,23 @@ def test_several_started_together_share_one_grace_and_a_bad_one_is_named(procs):
     # A second call changes nothing and starts no grace wait.
     again = process.ensure_all([specs[0], specs[2]])
     assert [r["changed"] for r in again] == [False, False]
+
+
+def test_several_stopped_together_are_waited_for_together(procs, tmp_path):
+    # Three programs that each take 0.6 s to exit after SIGTERM.
+    slow = "trap 'sleep 0.6; exit 0' TERM; while :; do sleep 0.05; done"
+    specs = [dict(argv=["bash", "-c", slow], pid_file=str(tmp_path / ("s%d.pid" % n)),
+                  log_file=str(tmp_path / ("s%d.log" % n))) for n in range(3)]
+    for result in process.ensure_all(specs, startup_grace=0.1):
+        procs.pids.add(result["pid"])
+    pids = [process.read_pid(spec["pid_file"]) for spec in specs]
+    started = time.monotonic()
+    results = process.ensure_all([dict(spec, argv=[]) for spec in specs], state="stopped")
+    elapsed = time.monotonic() - started
+    assert [r["action"] for r in results] == ["stopped"] * 3
+    assert not any(alive(pid) for pid in pids)
+    assert not any(os.path.exists(spec["pid_file"]) for spec in specs)
+    # The slowest one's 0.6 s, not 3 x 0.6 s in a row (a second of allowance for a busy machine).
+    assert elapsed < 3 * 0.6
+    # Stopping what is already stopped changes nothing.
+    assert [r["changed"] for r in process.ensure_all(specs, state="stopped")] == [False] * 3
