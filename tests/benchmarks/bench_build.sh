@@ -19,7 +19,6 @@ for log in "$KAI_LAB_CACHE"/bin/*/build.log; do
   printf '%-46s %5s s  %s\n' "$module" "$(sed -n 's/^== done in \([0-9]*\) s$/\1/p' "$log")" \
     "$(sed -n 's/^== \([0-9]* packages to compile for [0-9]* binaries\).*/\1/p' "$log")"
 done
-grep -E '^(ok|changed).*Wait for the builds|binaries built' "$dir/run.log" | sed 's/^/  /' || true
-printf '%-46s %5d s  (tests/benchmarks/bench_build.sh; the builds of a wave run together)\n' \
+printf '%-46s %5d s  (tests/benchmarks/bench_build.sh)\n' \
   "all builds, wall time" $((e - s))
 printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
