@@ -92,7 +92,8 @@ def age(cert_path, key_path, days_left):
     now = datetime.datetime.now(UTC)
     builder = (x509.CertificateBuilder().subject_name(old.subject).issuer_name(old.subject)
                .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=days_left)))
+               .not_valid_before(now - datetime.timedelta(days=1))
+               .not_valid_after(now + datetime.timedelta(days=days_left)))
     for extension in old.extensions:
         builder = builder.add_extension(extension.value, extension.critical)
     cert_path.write_bytes(builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM))
