@@ -93,8 +93,9 @@ def normalize_spec(spec):
     """The spec as the record keeps it: components one by one, object references only.
 
     components: dicts with pid_dir, names and ports (name -> port), or with
-    name, pid_file and port. objects: references (api_version, kind, name,
-    namespace) or the applied objects themselves.
+    name, pid_file and port. certs: paths, or dicts with path, renew_days and
+    setting (the variable the role renews it by). objects: references
+    (api_version, kind, name, namespace) or the applied objects themselves.
     """
     spec = dict(spec or {})
     components = []
@@ -108,6 +109,7 @@ def normalize_spec(spec):
             components.append({'name': group['name'], 'pid_file': group['pid_file'],
                                'port': int(group['port']) if group.get('port') else None})
     spec['components'] = components
+    spec['certs'] = [cert if isinstance(cert, dict) else {'path': cert} for cert in spec.get('certs') or []]
     refs = []
     for obj in spec.get('objects') or []:
         if 'metadata' in obj:
@@ -230,8 +232,13 @@ def machine_state(spec, system=None):
                            for path in spec.get('files') or [])
     result['links'] = dict((path, system.readlink(path)) for path in spec.get('links') or [])
     result['dirs'] = dict((path, system.is_real_dir(path)) for path in spec.get('dirs') or [])
-    result['certs'] = dict((path, system.cert_not_after(path)) for path in spec.get('certs') or [])
+    result['certs'] = dict((path, system.cert_not_after(path)) for path in cert_paths(spec))
     return result
+
+
+def cert_paths(spec):
+    """The certificates' paths (a record written before certs carried their renew days keeps plain paths)."""
+    return [cert['path'] if isinstance(cert, dict) else cert for cert in spec.get('certs') or []]
 
 
 def component_state(component, system):
@@ -307,29 +314,29 @@ def _identity(path, system):
 
 # ---------------------------------------------------------------- the decision
 
-def differences(recorded, now, renew_days, today):
+def differences(recorded, now, renew_days, today, rendered=None):
     """What differs between the recorded snapshot and now, in the order checked;
-    [] when the lab is as the last full provision left it. today: a UTC datetime."""
+    [] when the lab is as the last full provision left it. today: a UTC datetime.
+    rendered: component name -> the arguments provision renders for it now.
+    renew_days: for a certificate the record keeps without its own."""
     if not recorded:
         return ['no record of a completed full provision in the state directory']
     if recorded.get('version') != RECORD_VERSION:
         return ['the record of the last provision is of another format (version %s)' % recorded.get('version')]
-    found = []
+    # What a changed setting does to a running component (its flag) says more
+    # than that the settings changed, which it also implies: it comes first.
+    found = rendered_differences(now.get('components') or [], rendered or {})
     if recorded.get('inputs') != now.get('inputs'):
         found.append('the lab\'s settings or the collection changed since the last full provision')
     found.extend(component_differences(recorded.get('components') or [], now.get('components') or []))
+    # Before the files: an aged certificate is also a file that differs, and its end is the reason.
+    found.extend(cert_differences(recorded.get('spec') or {}, now.get('certs') or {}, renew_days, today))
     found.extend(_mapping_differences('file', recorded.get('files'), now.get('files'), _describe_file))
     found.extend(_mapping_differences('link', recorded.get('links'), now.get('links'),
                                       lambda was, now_: 'points to %s, was %s' % (now_, was)))
     for path, real in sorted((now.get('dirs') or {}).items()):
         if not real:
             found.append('directory %s is missing (or is not a real directory)' % path)
-    limit = today + datetime.timedelta(days=int(renew_days))
-    for path, end in sorted((now.get('certs') or {}).items()):
-        if end is None:
-            found.append('certificate %s is missing or unreadable' % path)
-        elif _parse_time(end) <= limit:
-            found.append('certificate %s expires %s, within kai_lab_cert_renew_days (%s)' % (path, end, renew_days))
     if now.get('api_error'):
         found.append('the lab\'s API server does not answer: %s' % now['api_error'])
         return found
@@ -356,6 +363,34 @@ def known_hashes(record):
         if component.get('binary') and component.get('binary_stat') and component.get('binary_sha256'):
             known[component['binary']] = {'stat': component['binary_stat'], 'sha256': component['binary_sha256']}
     return known
+
+
+def rendered_differences(now, rendered):
+    """Running components whose arguments (argv without the program) are not what provision renders now."""
+    found = []
+    for component in now:
+        args = rendered.get(component['name'])
+        if args is None or not component.get('alive'):
+            continue
+        running = list((component.get('argv') or [])[1:])
+        if running != list(args):
+            found.append('%s: %s' % (component['name'], _flag_difference(running, list(args))))
+    return found
+
+
+def cert_differences(spec, certs, renew_days, today):
+    """Certificates missing, or expiring within their renew days (the setting the role renews them by)."""
+    found = []
+    policy = dict((cert['path'], cert) for cert in spec.get('certs') or [] if isinstance(cert, dict))
+    for path, end in sorted(certs.items()):
+        cert = policy.get(path) or {}
+        days = int(cert.get('renew_days', renew_days))
+        if end is None:
+            found.append('certificate %s is missing or unreadable' % path)
+        elif _parse_time(end) <= today + datetime.timedelta(days=days):
+            found.append('certificate %s expires %s, within %s (%s)'
+                         % (path, end, cert.get('setting') or 'kai_lab_cert_renew_days', days))
+    return found
 
 
 def component_differences(recorded, now):
@@ -405,6 +440,26 @@ def _first_argv_difference(was, now):
         if old != new:
             return 'argument %d is %s, provision renders %s' % (index, _quote(new), _quote(old))
     return 'same arguments'
+
+
+def _flag_difference(running, rendered):
+    """The first flag that differs, by name ("--name=value"; one of each), else the first argument by position."""
+    def by_name(args):
+        return dict((arg.split('=', 1)[0], arg) for arg in args)
+    was, now = by_name(running), by_name(rendered)
+    if len(was) == len(running) and len(now) == len(rendered):
+        for arg in rendered:
+            name = arg.split('=', 1)[0]
+            if name not in was:
+                return 'runs without %s, which provision renders' % arg
+            if was[name] != arg:
+                return 'runs %s, provision renders %s' % (was[name], arg)
+        for arg in running:
+            if arg.split('=', 1)[0] not in now:
+                return 'runs %s, which provision no longer renders' % arg
+    # Positions as in argv (0 is the program, the same on both sides here).
+    return 'runs with other arguments than provision renders (%s)' % _first_argv_difference([None] + rendered,
+                                                                                            [None] + running)
 
 
 def _quote(value):

@@ -20,11 +20,12 @@ description:
     status and the fields the server writes) or of every object of a kind; the chart hash its CRDs carry; and
     the readiness gate's fingerprint - together with the digest of O(inputs) and O(input_paths).
   - With O(mode=check) (the start of a provision), takes the same snapshot now, with one list per kind from the
-    API server, and compares. The lab is unchanged when the inputs digest is the same (so the roles would render
-    the same argv and objects), every component is alive with the recorded pid and start time, runs the recorded
-    argv from the recorded binary, still on disk with the same hash, and listens on its port; every file, link,
-    object and CRD equals the record; no certificate expires within O(cert_renew_days); and the gate's fingerprint
-    is the one of its last full pass.
+    API server, and compares. The lab is unchanged when every component named in O(rendered_args) runs the
+    arguments given there (what the profile renders now); the inputs digest is the same (so the roles would render
+    the same argv and objects); every component is alive with the recorded pid and start time, runs the recorded
+    argv from the recorded binary, still on disk with the same hash, and listens on its port; no certificate
+    expires within its renew days (recorded with it, else O(cert_renew_days)); every file, link, object and CRD
+    equals the record; and the gate's fingerprint is the one of its last full pass.
   - When anything differs (or O(forget=true)), the record is removed, so only a provision that completes records
     again. The result names what differed first.
 options:
@@ -54,15 +55,26 @@ options:
       - What to record (O(mode=record); a check uses the spec of the record).
       - C(components) - list of dicts, each with C(name), C(pid_file) and C(port) (optional), or with C(pid_dir),
         C(names) and C(ports) (name to port; a name without a port is not checked for listening).
-      - C(files), C(links), C(dirs), C(certs) - lists of paths.
+      - C(files), C(links), C(dirs) - lists of paths.
+      - C(certs) - list of paths, or of dicts with C(path), C(renew_days) (the role renews the certificate when it
+        expires within that many days; default O(cert_renew_days)) and C(setting) (the variable that sets them,
+        named when the certificate is found expiring).
       - C(objects) - list of references (C(api_version), C(kind), C(name), C(namespace)) or of the applied objects.
       - C(kinds) - list of dicts with C(api_version) and C(kind); every object of the kind is recorded.
       - C(crds) - dict with C(names) and C(annotation), the annotation carrying the chart's CRD hash.
       - C(fingerprint) - dict with C(namespace) (the gate's probe namespace), C(pid_files) and C(image).
     type: dict
     default: {}
+  rendered_args:
+    description:
+      - Component name to the arguments (the command line without the program) that provision renders for it now.
+        A running component with other arguments makes the lab changed, naming the first flag that differs.
+      - Components not named here are compared with the argv of the record only.
+    type: dict
+    default: {}
   cert_renew_days:
-    description: A certificate that expires within this many days makes the lab changed.
+    description: A certificate that expires within this many days makes the lab changed (unless the record gives
+      the certificate its own renew days).
     type: int
     default: 30
   forget:
@@ -112,7 +124,9 @@ differences:
   returned: always
   type: list
   elements: str
-  sample: ["binder: not running (pid file /root/.local/state/gsb-kai-lab/sim/kai/pids/binder.pid)"]
+  sample:
+    - "binder: not running (pid file /root/.local/state/gsb-kai-lab/sim/kai/pids/binder.pid)"
+    - "admission: runs --gpu-sharing-enabled=true, provision renders --gpu-sharing-enabled=false"
 lines:
   description: 'One line per component: "<name>: up, unchanged", or the first thing found about it.'
   returned: always
@@ -138,6 +152,7 @@ ARGUMENT_SPEC = dict(
     input_paths=dict(type='list', elements='path', default=[]),
     inputs_digest=dict(type='str'),
     spec=dict(type='dict', default={}),
+    rendered_args=dict(type='dict', default={}),
     cert_renew_days=dict(type='int', default=30),
     forget=dict(type='bool', default=False),
 )
@@ -176,7 +191,8 @@ def check(module, digest):
         except ClusterError as exc:
             now['api_error'] = str(exc)
         now['inputs'] = digest
-    found = sim_state.differences(recorded, now, params['cert_renew_days'], sim_state.utc_now())
+    found = sim_state.differences(recorded, now, params['cert_renew_days'], sim_state.utc_now(),
+                                  rendered=params['rendered_args'])
     if spec:
         lines = sim_state.component_lines(now, found)
     unchanged = not found and not params['forget']

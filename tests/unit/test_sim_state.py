@@ -22,7 +22,7 @@ import time
 import pytest
 from conftest import FIXTURES, load_json
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import sim_state
+from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render, kai_profiles, sim_state
 
 RECORDED = FIXTURES / "sim-provision"
 TODAY = datetime.datetime(2026, 12, 1, 21, 0, tzinfo=datetime.timezone.utc)
@@ -112,6 +112,73 @@ def test_a_changed_flag_names_the_argument(recorded):
         % (index, rendered)]
 
 
+# The settings the fixture's sim ran with (roles/kai_scheduler/vars/main.yml kai_scheduler_sim_settings).
+SIM_SETTINGS = {"scheduler_name": "kai-scheduler", "namespace": "kai-scheduler",
+                "reservation_namespace": "kai-resource-reservation", "queue_label": "kai.scheduler/queue",
+                "gpu_sharing": True, "runtime_class": "", "sim_dir": "/tmp/wt-ci-sim/kai", "host": "127.0.0.1",
+                "ports": kai_profiles.sim_ports(17500)}
+
+
+# The fixture's sim was provisioned from a branch whose profile did not yet
+# give the scheduler this flag (it came with commit a869cda).
+NEWER_FLAG = "--enable-profiler=false"
+
+
+def rendered_args(as_recorded=True, **settings):
+    """What roles/kai_scheduler/tasks/sim_rendered.yml renders: component name -> arguments
+    (as_recorded: without the flag the fixture's profile lacked)."""
+    components = kai_profile_render.component_args("v0.12.0", dict(SIM_SETTINGS, **settings))
+    args = dict((c["name"], c["args"]) for c in components)
+    if as_recorded:
+        args["scheduler"] = [a for a in args["scheduler"] if a != NEWER_FLAG]
+    return args
+
+
+def test_what_the_profile_renders_for_the_recorded_settings_is_what_runs(recorded):
+    now = now_of(recorded)
+    assert sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args()) == []
+    # The profile of today adds a flag to the scheduler: a collection upgrade is named by it.
+    assert sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args(as_recorded=False)) == [
+        "scheduler: runs without %s, which provision renders" % NEWER_FLAG]
+
+
+def test_a_setting_that_changes_a_flag_names_the_component_and_the_flag_first(recorded):
+    # kai_scheduler_gpu_sharing=false: the settings changed, and what that
+    # does is admission's flag (said first, with the settings line after it).
+    now = now_of(recorded)
+    now["inputs"] = "0" * 64
+    found = sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args(gpu_sharing=False))
+    assert found == ["admission: runs --gpu-sharing-enabled=true, provision renders --gpu-sharing-enabled=false",
+                     "the lab's settings or the collection changed since the last full provision"]
+    assert found[0] in sim_state.component_lines(now, found)
+    assert "binder: up, unchanged" in sim_state.component_lines(now, found)
+
+
+def test_a_flag_the_profile_adds_or_drops_is_named(recorded):
+    rendered = rendered_args()
+    rendered["binder"] = rendered["binder"] + ["--qps=20"]
+    rendered["queuecontroller"] = [a for a in rendered["queuecontroller"] if not a.startswith("--enable-webhook")]
+    found = sim_state.differences(recorded, now_of(recorded), 30, TODAY, rendered=rendered)
+    assert found == ["binder: runs without --qps=20, which provision renders",
+                     "queuecontroller: runs --enable-webhook=false, which provision no longer renders"]
+
+
+def test_reordered_arguments_are_named_by_position(recorded):
+    rendered = rendered_args()
+    rendered["podgrouper"] = rendered["podgrouper"][1:] + rendered["podgrouper"][:1]
+    found = sim_state.differences(recorded, now_of(recorded), 30, TODAY, rendered=rendered)
+    assert found == ["podgrouper: runs with other arguments than provision renders (argument 1 is "
+                     "'--scheduler-name=kai-scheduler', provision renders %r)" % rendered["podgrouper"][0]]
+
+
+def test_a_stopped_component_is_not_compared_with_what_is_rendered(recorded):
+    now = now_of(recorded)
+    admission = component(now, "admission")
+    admission.update(alive=False, argv=None, start=None)
+    found = sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args(gpu_sharing=False))
+    assert found == ["admission: not running (pid file %s)" % admission["pid_file"]]
+
+
 def test_a_rebuilt_binary_is_named(recorded):
     now = now_of(recorded)
     component(now, "kube-apiserver")["binary_on_disk"] = False
@@ -145,6 +212,37 @@ def test_a_certificate_close_to_its_end_is_named(recorded):
     assert sim_state.differences(recorded, now, 30, TODAY) == [
         "certificate %s expires 2026-12-20T00:00:00Z, within kai_lab_cert_renew_days (30)" % path]
     assert sim_state.differences(recorded, now, 10, TODAY) == []
+
+
+def test_an_aged_certificate_is_named_before_its_file_by_the_days_its_role_renews_it_by(recorded):
+    # As roles/kai_scheduler records it: the days and the setting it renews the certificate by.
+    path = [p for p in recorded["certs"] if "/serving-certs/" in p][0]
+    recorded["spec"]["certs"] = [{"path": p, "renew_days": 60, "setting": "kai_scheduler_cert_renew_days"}
+                                 if p == path else p for p in recorded["spec"]["certs"]]
+    now = now_of(recorded)
+    now["certs"][path] = "2027-01-15T00:00:00Z"
+    now["files"][path]["sha256"] = "0" * 64
+    assert sim_state.differences(recorded, now, 30, TODAY) == [
+        "certificate %s expires 2027-01-15T00:00:00Z, within kai_scheduler_cert_renew_days (60)" % path,
+        "file %s: content differs from what the last provision wrote" % path]
+    # A certificate the record gives no days of: the module's cert_renew_days.
+    etcd = [p for p in recorded["certs"] if p != path][0]
+    now = now_of(recorded)
+    now["certs"][etcd] = "2027-01-15T00:00:00Z"
+    assert sim_state.differences(recorded, now, 30, TODAY) == []
+    assert sim_state.differences(recorded, now, 50, TODAY) == [
+        "certificate %s expires 2027-01-15T00:00:00Z, within kai_lab_cert_renew_days (50)" % etcd]
+
+
+def test_certificates_given_with_their_days_are_read_by_path(recorded):
+    spec = sim_state.normalize_spec({"certs": ["/a/tls.crt", {"path": "/b/tls.crt", "renew_days": 7, "setting": "x"}]})
+    assert spec["certs"] == [{"path": "/a/tls.crt"}, {"path": "/b/tls.crt", "renew_days": 7, "setting": "x"}]
+
+    class Certs(sim_state.System):
+        def cert_not_after(self, path):
+            return {"/a/tls.crt": "2030-01-01T00:00:00Z"}.get(path)
+
+    assert sim_state.machine_state(spec, Certs())["certs"] == {"/a/tls.crt": "2030-01-01T00:00:00Z", "/b/tls.crt": None}
 
 
 def test_the_gate_fingerprint_changed_is_named(recorded):
