@@ -62,7 +62,7 @@ def run(tmp_path):
         "tasks": cert_tasks("sim_cluster", "main.yml", "Create etcd's key", "Self-sign etcd's certificate")
         + cert_tasks("kai_scheduler", "sim.yml", "Create the admission webhook's key",
                      "Self-sign the admission webhook's certificate"),
-        "handlers": [handler("Restart etcd and kube-apiserver with etcd's renewed certificate",
+        "handlers": [handler("Restart the control plane but the kwok controller with etcd's renewed certificate",
                              tmp_path / "etcd.notified"),
                      handler("Restart KAI admission", tmp_path / "admission.notified")],
     }]
