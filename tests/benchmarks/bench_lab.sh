@@ -76,18 +76,20 @@ report "grade.yml on the solved lab" "ansible-playbook playbooks/grade.yml" "${g
 # The learner's check on the same solved lab (its own kai-lab, in the state directory).
 tests/benchmarks/bench_check.sh "$runs"
 
-# Every live process whose command line names the sim's state directory is
-# the sim's (kwokctl's control plane, KAI's components, fake-gpu-operator).
+# The sim's processes: every pid file in its state directory (kwokctl's
+# control plane, KAI's components, fake-gpu-operator), each counted once.
 rss_total=0
 rss_lines=()
-for proc in /proc/[0-9]*; do
-  cmdline=$(tr '\0' ' ' <"$proc/cmdline" 2>/dev/null) || continue
-  [[ $cmdline == *"$KAI_LAB_SIM_STATE"* ]] || continue
-  kb=$(awk '/^VmRSS:/ { print $2 }' "$proc/status" 2>/dev/null) || continue
+declare -A seen=()
+while IFS= read -r pid_file; do
+  pid=$(cat "$pid_file" 2>/dev/null) || continue
+  [[ $pid =~ ^[0-9]+$ ]] && [ -z "${seen[$pid]:-}" ] || continue
+  seen[$pid]=1
+  kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || continue
   [ -n "$kb" ] || continue
   rss_total=$((rss_total + kb))
-  rss_lines+=("$(printf '%6d MiB  %s' $((kb / 1024)) "$(basename "${cmdline%% *}")")")
-done
+  rss_lines+=("$(printf '%6d MiB  %s' $((kb / 1024)) "$(basename "$pid_file" .pid)")")
+done < <(find "$KAI_LAB_SIM_STATE" -name '*.pid')
 printf '%-52s %7d MiB (%d processes; VmRSS of each, on the solved lab)\n' "the sim's resident memory" \
   $((rss_total / 1024)) "${#rss_lines[@]}"
 printf '  %s\n' "${rss_lines[@]}" | sort -rn -k1,1
