@@ -128,14 +128,14 @@ def corrected_by_k3s_tasks(config: dict, version: str, **overrides) -> dict:
 
 
 def corrected_by_sim_tasks(config: dict, version: str, **overrides) -> dict:
-    """The Config correction of roles/kai_scheduler/tasks/sim.yml: the version
+    """The Config correction of roles/kai_scheduler/tasks/sim.yml (applied there): the version
     profile's patch for the role's settings, merged into the rendered Config."""
     settings = {"runtime_class": str(_role_vars(KAI, **overrides)["kai_scheduler_runtime_class"])}
     return _merge(config, kai_profile_render.config_patch(version, settings))
 
 
 def sim_values(version: str, **overrides) -> dict:
-    """The chart values roles/kai_scheduler/tasks/sim.yml passes (the profile's, for the role's settings)."""
+    """The chart values roles/kai_scheduler/tasks/sim_files.yml passes (the profile's, for the role's settings)."""
     variables = _role_vars(KAI, **overrides)
     return kai_profile_render.chart_values(version, {
         "gpu_sharing": bool(variables["kai_scheduler_gpu_sharing"]),

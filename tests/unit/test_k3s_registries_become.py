@@ -143,7 +143,7 @@ def test_the_lab_roles_become_root_on_the_vm_only(target, become):
     assert templar.template(trust_as_template("{{ kai_lab_become }}")) is become
     # Every kai_lab task that runs a module on the VM says so.
     # cli.yml becomes through its include (apply); its controller-side task never does.
-    environment = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "environment.yml").read_text())
+    environment = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "learner_files.yml").read_text())
     cli_include = next(t for t in environment if "ansible.builtin.include_tasks" in t)
     assert cli_include["ansible.builtin.include_tasks"]["apply"]["become"] == "{{ kai_lab_become }}"
     for task in yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli.yml").read_text()):

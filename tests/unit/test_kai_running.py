@@ -77,7 +77,7 @@ def test_sim_roles_follow_kai_lab_sim_kai_version():
     assert _render(templar, "{{ sim_binaries_kai_version }}") == "v0.17.0"
     assert _render(templar, "{{ kai_scheduler_sim_kai_version }}") == "v0.17.0"
     assert _render(templar, "{{ sim_binaries_profile.module }}") == "github.com/kai-scheduler/KAI-scheduler"
-    tasks = yaml.safe_load((ROOT / "roles" / "kai_scheduler" / "tasks" / "sim.yml").read_text())
+    tasks = yaml.safe_load((ROOT / "roles" / "kai_scheduler" / "tasks" / "sim_files.yml").read_text())
     chart_dir = tasks[0]["ansible.builtin.set_fact"]["kai_scheduler_chart_dir"]
     templar.available_variables = dict(templar.available_variables,
                                        sim_binaries_go_env={"stdout_lines": ["go1.26.8", "/go/mod", "off"]})

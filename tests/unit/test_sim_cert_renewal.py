@@ -59,8 +59,8 @@ def run(tmp_path):
             "kai_scheduler_sim_dir": str(kai_dir), "kai_scheduler_namespace": "kai-scheduler",
             "kai_scheduler_cert_renew_days": 30,
         },
-        "tasks": cert_tasks("sim_cluster", "main.yml", "Create etcd's key", "Self-sign etcd's certificate")
-        + cert_tasks("kai_scheduler", "sim.yml", "Create the admission webhook's key",
+        "tasks": cert_tasks("sim_cluster", "start.yml", "Create etcd's key", "Self-sign etcd's certificate")
+        + cert_tasks("kai_scheduler", "sim_files.yml", "Create the admission webhook's key",
                      "Self-sign the admission webhook's certificate"),
         "handlers": [handler("Restart the sim's control plane", tmp_path / "control-plane.notified"),
                      handler("Restart KAI admission", tmp_path / "admission.notified")],

@@ -16,7 +16,8 @@ from role_templating import trust
 
 ROOT = Path(__file__).resolve().parents[2]
 KAI = ROOT / "roles" / "kai_scheduler"
-TASKS = yaml.safe_load((KAI / "tasks" / "sim.yml").read_text())
+# KAI's files (no API server needed) and then what goes to the API server.
+TASKS = [task for name in ("sim_files.yml", "sim.yml") for task in yaml.safe_load((KAI / "tasks" / name).read_text())]
 ROLE_VARS = trust(yaml.safe_load((KAI / "vars" / "main.yml").read_text()))
 
 
