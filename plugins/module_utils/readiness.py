@@ -62,7 +62,7 @@ class Gate(object):
     def __init__(self, cluster, probe_namespace, image, timeout, reservation_namespace=kai_gpu.RESERVATION_NAMESPACE,
                  kai_namespace='kai-scheduler', binder_pid_file=None, binder_deployment='binder',
                  pull_images=True, identity_pid_files=(), identity_namespaces=(), reprove=False,
-                 check_mode=False, clock=time.monotonic, sleep=time.sleep, read_cmdline=None, interval=0.5):
+                 check_mode=False, clock=time.monotonic, sleep=time.sleep, read_cmdline=None, interval=0.25):
         self.cluster, self.namespace, self.image, self.timeout = cluster, probe_namespace, image, timeout
         self.reservation_namespace, self.kai_namespace = reservation_namespace, kai_namespace
         self.binder_pid_file, self.binder_deployment = binder_pid_file, binder_deployment

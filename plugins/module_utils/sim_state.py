@@ -31,6 +31,7 @@ import stat
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import process, readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import comparable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
 
 try:
@@ -356,13 +357,44 @@ def differences(recorded, now, renew_days, today, rendered=None):
     return found
 
 
-def known_hashes(record):
-    """The binaries' hashes a record holds, with the file stat they were taken at (System's known_hashes)."""
-    known = {}
+def known_hashes(record, cache=None):
+    """The binaries' hashes a record (and the hash cache) holds, with the file stat they were taken at
+    (System's known_hashes). The record's win: it is the newer."""
+    known = dict((path, entry) for path, entry in (cache or {}).items()
+                 if isinstance(entry, dict) and entry.get('stat') and entry.get('sha256'))
     for component in (record or {}).get('components') or []:
         if component.get('binary') and component.get('binary_stat') and component.get('binary_sha256'):
             known[component['binary']] = {'stat': component['binary_stat'], 'sha256': component['binary_sha256']}
     return known
+
+
+# A teardown removes the record with the state directory, not the binaries:
+# their hashes are kept beside the build cache, so a provision from empty
+# does not read 700 MB again. Stat-keyed like the record's.
+def read_hash_cache(path):
+    """The hash cache at path: {binary: {'stat': [...], 'sha256': ...}}; {} when missing or unreadable."""
+    try:
+        with open(path) as handle:
+            cache = json.load(handle)
+    except (IOError, OSError, ValueError):
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def write_hash_cache(path, cache, state):
+    """Add the binaries of state (a snapshot) to cache and write it when it changed; True when written.
+    A cache that cannot be written is only slower next time."""
+    updated = dict(cache)
+    for component in state.get('components') or []:
+        if component.get('binary') and component.get('binary_stat') and component.get('binary_sha256'):
+            updated[component['binary']] = {'stat': component['binary_stat'], 'sha256': component['binary_sha256']}
+    if updated == cache:
+        return False
+    try:
+        write_file(os.path.dirname(path), os.path.basename(path), json.dumps(updated, indent=1, sort_keys=True) + '\n')
+    except (IOError, OSError, ValueError, LearnerFileError):
+        return False
+    return True
 
 
 def rendered_differences(now, rendered):

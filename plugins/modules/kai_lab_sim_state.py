@@ -81,6 +81,13 @@ options:
     description: Remove the record whatever the check finds (the caller takes the full path anyway).
     type: bool
     default: false
+  hash_cache:
+    description:
+      - A JSON file of the binaries' sha256, each with the file stat (device, inode, size, mtime, ctime) it
+        was taken at. A binary whose stat is the cached one is not read again; the record adds what it hashed.
+      - Kept outside I(state_dir), so a provision after a teardown does not hash the binaries again.
+      - Omitted, every binary the record does not know is read.
+    type: path
 extends_documentation_fragment:
   - gsb.kai_lab.connection
 attributes:
@@ -105,6 +112,7 @@ EXAMPLES = r'''
     state_dir: ~/.local/state/gsb-kai-lab/sim
     kubeconfig: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/kubeconfig.yaml
     inputs: {kai_lab_sim_port_base: 16300}
+    hash_cache: ~/.cache/gsb-kai-lab/binary-sha256.json
     spec:
       components:
         - pid_dir: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/pids
@@ -155,6 +163,7 @@ ARGUMENT_SPEC = dict(
     rendered_args=dict(type='dict', default={}),
     cert_renew_days=dict(type='int', default=30),
     forget=dict(type='bool', default=False),
+    hash_cache=dict(type='path'),
 )
 
 
@@ -163,13 +172,16 @@ def record(module, digest):
     params = module.params
     spec = sim_state.normalize_spec(params['spec'])
     cluster = connect(module)
+    cache = sim_state.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
     try:
-        now = sim_state.snapshot(spec, cluster)
+        now = sim_state.snapshot(spec, cluster, sim_state.System(sim_state.known_hashes(None, cache)))
     except ClusterError as exc:
         module.fail_json(msg='Cannot record the provisioned sim: %s' % exc)
     now.update(version=sim_state.RECORD_VERSION, inputs=digest, spec=spec)
     if not module.check_mode:
         sim_state.write_record(params['state_dir'], now)
+        if params['hash_cache']:
+            sim_state.write_hash_cache(params['hash_cache'], cache, now)
     # Bookkeeping of the provision, as the gate's fingerprint: not a change of the lab.
     module.exit_json(changed=False, unchanged=False, inputs_digest=digest, differences=[], lines=[])
 
@@ -182,7 +194,8 @@ def check(module, digest):
     now, lines = {}, []
     if spec:
         require_libraries(module)
-        system = sim_state.System(sim_state.known_hashes(recorded))
+        cache = sim_state.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
+        system = sim_state.System(sim_state.known_hashes(recorded, cache))
         now = sim_state.machine_state(spec, system)
         try:
             # A kubeconfig gone, or an API server down, is a difference, not a failure: the full path mends it.

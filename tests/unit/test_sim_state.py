@@ -404,3 +404,34 @@ def test_a_binary_unchanged_since_the_record_is_not_read_again_but_one_rewritten
 def test_a_record_without_binary_stats_gives_no_known_hashes():
     assert sim_state.known_hashes({"components": [{"name": "etcd", "binary": "/x", "binary_sha256": "b" * 64}]}) == {}
     assert sim_state.known_hashes(None) == {}
+
+
+def test_the_hash_cache_outlives_the_record_and_is_not_trusted_for_a_rewritten_binary(tmp_path):
+    """A provision after a teardown (no record) takes a binary's hash from the cache
+    beside the build cache while its stat is the cached one."""
+    binary = tmp_path / "bin" / "kube-apiserver"
+    binary.parent.mkdir()
+    binary.write_bytes(b"\x7fELF first build")
+    cache_path = str(tmp_path / "binary-sha256.json")
+    system = sim_state.System()
+    snapshot = {"components": [{"name": "kube-apiserver", "binary": str(binary),
+                                "binary_stat": system.file_stat(str(binary)), "binary_sha256": "c" * 64}]}
+    assert sim_state.write_hash_cache(cache_path, {}, snapshot)
+    # Written once: the same snapshot again changes nothing.
+    assert not sim_state.write_hash_cache(cache_path, sim_state.read_hash_cache(cache_path), snapshot)
+    cache = sim_state.read_hash_cache(cache_path)
+    assert sim_state.System(sim_state.known_hashes(None, cache)).sha256(str(binary)) == "c" * 64
+    time.sleep(0.01)
+    binary.write_bytes(b"\x7fELF second build")
+    assert sim_state.System(sim_state.known_hashes(None, cache)).sha256(str(binary)) == (
+        sim_state.file_sha256(str(binary)).decode())
+
+
+def test_an_unreadable_hash_cache_is_empty_and_an_unwritable_one_is_only_slower(tmp_path):
+    (tmp_path / "bad.json").write_text("{not json")
+    assert sim_state.read_hash_cache(str(tmp_path / "bad.json")) == {}
+    assert sim_state.read_hash_cache(str(tmp_path / "missing.json")) == {}
+    (tmp_path / "list.json").write_text("[1, 2]")
+    assert sim_state.known_hashes(None, sim_state.read_hash_cache(str(tmp_path / "list.json"))) == {}
+    snapshot = {"components": [{"binary": "/x", "binary_stat": [1, 2, 3, 4, 5], "binary_sha256": "d" * 64}]}
+    assert not sim_state.write_hash_cache(str(tmp_path / "no-such-dir" / "cache.json"), {}, snapshot)
