@@ -11,10 +11,11 @@ and an unreachable API server becomes one clear error, never a traceback.
 Importing the kubernetes client takes most of a second (it loads every model
 class), more than a whole grade of the lab. So the client is imported only
 when it is used, and Cluster(light=True) (the grade, which the learner's
-kai-lab runs per step) speaks to the API server over the standard library
-when the kubeconfig holds only what the lab's kubeconfigs hold (server, CA,
-client certificate and key or a bearer token); any other kubeconfig (exec
-plugins, auth providers, proxies) goes through the kubernetes client.
+kai-lab runs per step, and every module through common.connect) speaks to
+the API server over the standard library when the kubeconfig holds only what
+the lab's kubeconfigs hold (server, CA, client certificate and key or a
+bearer token); any other kubeconfig (exec plugins, auth providers, proxies)
+goes through the kubernetes client.
 """
 
 from __future__ import absolute_import, division, print_function

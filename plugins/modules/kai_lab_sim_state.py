@@ -199,7 +199,7 @@ def check(module, digest):
         now = sim_state.machine_state(spec, system)
         try:
             # A kubeconfig gone, or an API server down, is a difference, not a failure: the full path mends it.
-            cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'])
+            cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'], light=True)
             now.update(sim_state.cluster_state(spec, cluster, system))
         except ClusterError as exc:
             now['api_error'] = str(exc)

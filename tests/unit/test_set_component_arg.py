@@ -126,7 +126,7 @@ def test_the_provision_task_passes_the_event_ttl_and_every_tls_setting_in_one_ca
     from role_templating import trust
 
     role = ROOT / "roles" / "sim_cluster"
-    task = next(t for t in yaml.safe_load((role / "tasks" / "main.yml").read_text())
+    task = next(t for t in yaml.safe_load((role / "tasks" / "start.yml").read_text())
                 if t["name"].startswith("Put etcd and kube-apiserver on etcd's TLS port"))
     variables = trust(yaml.safe_load((role / "vars" / "main.yml").read_text()))
     variables.update(kai_lab_sim_state_dir=STATE, sim_cluster_ports={"etcd": 16301, "etcd_peer": 16302},

@@ -21,7 +21,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = yaml.safe_load((ROOT / "roles" / "sim_cluster" / "tasks" / "main.yml").read_text())
+TASKS = yaml.safe_load((ROOT / "roles" / "sim_cluster" / "tasks" / "start.yml").read_text())
 TASK = next(task for task in TASKS if task["name"].startswith("Find stopped control-plane processes"))
 
 
