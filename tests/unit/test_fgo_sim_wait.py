@@ -1,0 +1,55 @@
+"""fake_gpu_operator's sim wait for the node's fake GPUs (tasks/sim.yml),
+rendered from the real task with only the lab's and the role's defaults
+(the role also runs on its own: molecule mistakes restarts it after its gate
+test, where sim_binaries' facts are not set) and run against a stand-in for
+the sim's kubectl link in the state directory."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+from role_templating import trust
+
+ROOT = Path(__file__).resolve().parents[2]
+FGO = ROOT / "roles" / "fake_gpu_operator"
+TASK = next(t for t in yaml.safe_load((FGO / "tasks" / "sim.yml").read_text())
+            if t["name"] == "Wait until the node shows its fake GPUs")
+
+
+def _command(state_dir: Path) -> str:
+    variables = trust(yaml.safe_load((FGO / "defaults" / "main.yml").read_text()))
+    variables.update(trust(TASK["vars"]), kai_lab_sim_state_dir=str(state_dir),
+                     kai_lab_kubeconfig=str(state_dir / "kubeconfig"))
+    return Templar(loader=DataLoader(), variables=variables).template(trust(TASK["ansible.builtin.shell"]["cmd"]))
+
+
+def _kubectl(state_dir: Path, failing: str = "") -> Path:
+    """A kubectl that logs its arguments, one call a line, and fails a wait whose condition contains failing."""
+    log = state_dir / "kubectl.log"
+    script = state_dir / "kubectl"
+    script.write_text('#!/bin/bash\necho "$*" >> %s\n[ -n "%s" ] && [[ "$*" == *"%s"* ]] && exit 1\nexit 0\n'
+                      % (log, failing, failing))
+    script.chmod(0o755)
+    return log
+
+
+def test_both_conditions_are_waited_for_with_the_state_directorys_kubectl(tmp_path):
+    log = _kubectl(tmp_path)
+    assert subprocess.run(_command(tmp_path), shell=True).returncode == 0
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2
+    assert all(call.startswith("--kubeconfig=%s/kubeconfig wait nodes -l run.ai/simulated-gpu-node-pool" % tmp_path)
+               for call in calls)
+    assert "--for=jsonpath={.status.allocatable.nvidia\\.com/gpu}=4" in calls[0]
+    assert "--for=jsonpath={.metadata.labels.run\\.ai/fake\\.gpu}=true" in calls[1]
+
+
+def test_a_gpu_count_never_reached_fails_the_task_without_the_label_wait(tmp_path):
+    log = _kubectl(tmp_path, failing="allocatable")
+    assert subprocess.run(_command(tmp_path), shell=True).returncode != 0
+    assert len(log.read_text().splitlines()) == 1
