@@ -385,9 +385,7 @@ def write_hash_cache(path, cache, state):
     """Add the binaries of state (a snapshot) to cache and write it when it changed; True when written.
     A cache that cannot be written is only slower next time."""
     updated = dict(cache)
-    for component in state.get('components') or []:
-        if component.get('binary') and component.get('binary_stat') and component.get('binary_sha256'):
-            updated[component['binary']] = {'stat': component['binary_stat'], 'sha256': component['binary_sha256']}
+    updated.update(known_hashes(state))
     if updated == cache:
         return False
     try:

@@ -38,18 +38,25 @@ def _kubectl(state_dir: Path, failing: str = "") -> Path:
     return log
 
 
+def _run(state_dir: Path) -> int:
+    return subprocess.run([TASK["ansible.builtin.shell"]["executable"], "-c", _command(state_dir)]).returncode
+
+
 def test_both_conditions_are_waited_for_with_the_state_directorys_kubectl(tmp_path):
     log = _kubectl(tmp_path)
-    assert subprocess.run(_command(tmp_path), shell=True).returncode == 0
+    assert _run(tmp_path) == 0
     calls = log.read_text().splitlines()
     assert len(calls) == 2
     assert all(call.startswith("--kubeconfig=%s/kubeconfig wait nodes -l run.ai/simulated-gpu-node-pool" % tmp_path)
                for call in calls)
     assert "--for=jsonpath={.status.allocatable.nvidia\\.com/gpu}=4" in calls[0]
     assert "--for=jsonpath={.metadata.labels.run\\.ai/fake\\.gpu}=true" in calls[1]
+    # One deadline for both: each wait gets what is left of the 60 s.
+    timeouts = [int(call.split("--timeout=")[1].split("s ")[0]) for call in calls]
+    assert 59 <= timeouts[0] <= 60 and timeouts[1] <= timeouts[0]
 
 
 def test_a_gpu_count_never_reached_fails_the_task_without_the_label_wait(tmp_path):
     log = _kubectl(tmp_path, failing="allocatable")
-    assert subprocess.run(_command(tmp_path), shell=True).returncode != 0
+    assert _run(tmp_path) != 0
     assert len(log.read_text().splitlines()) == 1
