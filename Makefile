@@ -14,18 +14,29 @@ export PATH := $(VENV)/bin:$(KAI_LAB_CACHE)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export KAI_LAB_CACHE
 
-.PHONY: lab test venv provision solve grade reset teardown bench docs
+.PHONY: lab test venv venv-test provision solve grade reset teardown bench docs
 
 # `make venv` then `. .venv/bin/activate`: afterwards plain
 # `ansible-playbook playbooks/<name>.yml` works from the repository root.
-venv: $(VENV)/.installed
+# It holds what the lab runs (requirements.txt); `make test`, `make docs`
+# and `make bench` add the test tools (requirements-test.txt) to the same
+# environment, so a learner's first `make lab` does not wait for them.
+venv: $(VENV)/.installed-lab
+	ln -sfn $(VENV) .venv
+
+venv-test: $(VENV)/.installed
 	ln -sfn $(VENV) .venv
 
 # The directory name carries the hash of the requirement files, so its
 # presence is enough (a fresh clone's file times say nothing).
-$(VENV)/.installed:
+$(VENV)/.installed-lab:
 	@echo "== creating Python environment $(VENV) (first use only)"
 	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	touch $@
+
+$(VENV)/.installed: | $(VENV)/.installed-lab
+	@echo "== adding the test tools to $(VENV) (first use only)"
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt -c constraints.txt
 	touch $@
 
@@ -40,13 +51,13 @@ provision solve grade reset teardown: venv
 
 # The whole test suite; .ci/run calls this. System packages first (Chromium),
 # so a fresh machine needs nothing but these two commands.
-test: venv
+test: venv-test
 	tests/system-deps.sh
 	tests/run-all.sh
 
 # The docs site, built offline into docs/build/ (open docs/build/build/html/index.html);
 # lints every plugin's and role's docs and the guides first.
-docs: venv
+docs: venv-test
 	tests/docs.sh
 
 # Benchmarks print numbers; they are not part of the test suite. The lab's
