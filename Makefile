@@ -19,7 +19,7 @@ export KAI_LAB_CACHE
 # `make venv` then `. .venv/bin/activate`: afterwards plain
 # `ansible-playbook playbooks/<name>.yml` works from the repository root.
 # It holds what the lab runs (requirements.txt); `make test`, `make docs`
-# and `make bench` add the test tools (requirements-test.txt) to the same
+# and `make venv-test` add the test tools (requirements-test.txt) to the same
 # environment, so a learner's first `make lab` does not wait for them.
 venv: $(VENV)/.installed-lab
 	ln -sfn $(VENV) .venv
