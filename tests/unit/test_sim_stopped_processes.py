@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def _program(name: str, *argv: str) -> subprocess.Popen:
 
 def _sleeper(cluster_dir, seconds: int = 60) -> tuple:
     """A program that sleeps with a path in the cluster's directory among its arguments, as kwokctl's do."""
-    return "python3", "-c", "import time; time.sleep(%d)" % seconds, "--config=%s/kwok.yaml" % cluster_dir
+    return sys.executable, "-c", "import time; time.sleep(%d)" % seconds, "--config=%s/kwok.yaml" % cluster_dir
 
 
 @pytest.fixture()
@@ -69,7 +70,7 @@ def sim(tmp_path):
 def _listener(port: int, cluster_dir, seconds: int = 60) -> tuple:
     code = ("import socket,time,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
             "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(%d)" % seconds)
-    return "python3", "-c", code, str(port), "--kubeconfig=%s/kubeconfig.yaml" % cluster_dir
+    return sys.executable, "-c", code, str(port), "--kubeconfig=%s/kubeconfig.yaml" % cluster_dir
 
 
 def _wait_listening(port: int) -> None:
