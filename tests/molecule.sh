@@ -27,21 +27,18 @@ export KAI_LAB_SIM_PORT_BASE="${KAI_LAB_TEST_PORT_BASE:-16500}"
 
 # v0.12.0's six binaries and chart, as a user would give their own.
 own_kai() {
-  local bin=$cache/bin kai local
+  local bin=$cache/bin kai name
   kai=$(ls -td "$bin"/kai-v0.12.0_k8s-*/.complete 2>/dev/null | head -n 1)
-  local=$(ls -td "$bin"/kai-local-v0.12.0-*/.complete 2>/dev/null | head -n 1)
   export KAI_LAB_SIM_KAI_BIN_DIR="$cache/molecule-own-kai/bin"
   export KAI_LAB_SIM_KAI_CHART_DIR
   KAI_LAB_SIM_KAI_CHART_DIR="$(go env GOMODCACHE)/github.com/!n!v!i!d!i!a/!k!a!i-scheduler@v0.12.0/deployments/kai-scheduler"
   mkdir -p "$KAI_LAB_SIM_KAI_BIN_DIR"
-  # Missing builds leave the directory incomplete: the scenario then fails naming what is missing.
-  if [ -n "$kai" ] && [ -n "$local" ]; then
-    for name in binder podgrouper queuecontroller; do
+  # A missing build leaves the directory incomplete: the scenario then fails naming what is missing.
+  # The scheduler, admission and podgroupcontroller there are the sim's own
+  # builds, whose listeners are all on 127.0.0.1 (sim_binaries_kai_wrapped).
+  if [ -n "$kai" ]; then
+    for name in scheduler binder podgrouper admission queuecontroller podgroupcontroller; do
       ln -sfn "$(dirname "$kai")/$name" "$KAI_LAB_SIM_KAI_BIN_DIR/$name"
-    done
-    # The sim's own builds, whose listeners are all on 127.0.0.1 (sim_binaries_kai_wrapped).
-    for name in scheduler admission podgroupcontroller; do
-      ln -sfn "$(dirname "$local")/$name" "$KAI_LAB_SIM_KAI_BIN_DIR/$name"
     done
   fi
 }

@@ -150,30 +150,32 @@ def webhook_configurations(version, settings, ca_bundle):
     ]
 
 
-def go_mod(version):
-    """The head of the go.mod that builds this KAI version and its control plane.
+def go_mod(version, requires=None):
+    """The head of the go.mod that builds this KAI version, its control plane
+    and the tools built with it (requires: module path to version, e.g. Helm's,
+    which then compiles against KAI's Kubernetes libraries instead of its own).
 
     For a locked version the committed go.mod is this head resolved by
     `go mod tidy`; otherwise the build resolves it through the Go proxy.
     """
     profile = profile_for(version)
+    required = {profile['module']: profile['version'], 'k8s.io/kubernetes': profile['kubernetes_version']}
+    required.update(requires or {})
     lines = [
         'module gsb.kai_lab/sim/kai', '',
         'go %s' % profile['go_directive'], '',
         'require (',
-        '\t%s %s' % (profile['module'], profile['version']),
-        '\tk8s.io/kubernetes %s' % profile['kubernetes_version'],
-        ')',
-    ]
+    ] + ['\t%s %s' % (module, required[module]) for module in sorted(required)] + [')']
     for replace in profile['go_mod_replace']:
         lines += ['', 'replace %s' % replace]
     return '\n'.join(lines) + '\n'
 
 
-def tools_go(version):
-    """A tools.go that makes every package to build a dependency of the module."""
+def tools_go(version, packages=()):
+    """A tools.go that makes every package to build a dependency of the module
+    (packages: those of the tools go_mod's requires add)."""
     profile = profile_for(version)
-    packages = sorted(profile['packages'].values()) + [
+    imports = sorted(profile['packages'].values()) + [
         'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager',
-        'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubectl']
-    return '//go:build tools\n\npackage kai\n\nimport (\n%s)\n' % ''.join('\t_ "%s"\n' % p for p in packages)
+        'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubectl'] + sorted(packages)
+    return '//go:build tools\n\npackage kai\n\nimport (\n%s)\n' % ''.join('\t_ "%s"\n' % p for p in imports)

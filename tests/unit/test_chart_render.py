@@ -42,7 +42,7 @@ def _helm() -> str | None:
     if os.environ.get("KAI_LAB_HELM"):
         return os.environ["KAI_LAB_HELM"]
     cache = os.environ.get("KAI_LAB_CACHE") or os.path.expanduser("~/.cache/gsb-kai-lab")
-    built = sorted(glob.glob(os.path.join(cache, "bin", "helm-v3.*", "helm")))
+    built = sorted(glob.glob(os.path.join(cache, "bin", "kai-*", "helm")), key=os.path.getmtime)
     return built[-1] if built else shutil.which("helm")
 
 

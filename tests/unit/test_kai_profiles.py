@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles as kp
@@ -141,7 +142,6 @@ def test_a_render_without_exactly_one_config_names_the_values_to_set():
 
 
 def test_webhooks_match_the_recorded_v017_one_and_its_match_condition():
-    import yaml
     fixture = Path("/work/shared/fixtures/kai-v0.17.0/validating-webhook.yaml")
     validating = render.webhook_configurations("v0.17.0", SETTINGS, "CA")[1]
     hook = validating["webhooks"][0]
@@ -156,11 +156,39 @@ def test_webhooks_match_the_recorded_v017_one_and_its_match_condition():
         assert hook["clientConfig"]["url"] == recorded["clientConfig"]["url"]
 
 
+def _helm_pin():
+    defaults = yaml.safe_load((ROOT / "roles" / "sim_binaries" / "defaults" / "main.yml").read_text())
+    return defaults["sim_binaries_helm_module"], defaults["sim_binaries_helm_version"]
+
+
+def _require_block(go_mod_text):
+    block = go_mod_text.split("require (\n", 1)[1].split("\n)", 1)[0]
+    return dict(line.split()[:2] for line in block.splitlines())
+
+
 def test_v012_build_module_is_the_profile_resolved():
-    """The committed go.mod of v0.12.0 starts with the profile's go.mod (go mod tidy only adds the
-    indirect requirements), and its tools.go imports the profile's packages: the cached build stays valid."""
-    assert (LOCK / "go.mod").read_text().startswith(render.go_mod("v0.12.0"))
-    assert (LOCK / "tools.go").read_text() == render.tools_go("v0.12.0")
+    """The committed go.mod of v0.12.0 is the profile's head (with the Helm pin
+    of the role's defaults) resolved by go mod tidy: the same module and Go
+    directive, every required version kept (tidy adds those the sim's mains
+    import to the first block), and its tools.go imports the profile's
+    packages and Helm's: the cached build stays valid."""
+    helm_module, helm_version = _helm_pin()
+    head = render.go_mod("v0.12.0", {helm_module: helm_version})
+    committed = (LOCK / "go.mod").read_text()
+    assert committed.split("require (")[0] == head.split("require (")[0]
+    required = _require_block(committed)
+    assert _require_block(head).items() <= required.items()
+    assert required[helm_module] == helm_version
+    assert (LOCK / "tools.go").read_text() == render.tools_go("v0.12.0", [helm_module + "/cmd/helm"])
+
+
+def test_the_build_module_requires_the_tools_sorted_beside_kai_and_kubernetes():
+    text = render.go_mod("v0.12.0", {"helm.sh/helm/v3": "v3.19.0"})
+    assert _require_block(text) == {"github.com/NVIDIA/KAI-scheduler": "v0.12.0", "helm.sh/helm/v3": "v3.19.0",
+                                    "k8s.io/kubernetes": "v1.34.1"}
+    assert list(_require_block(text)) == sorted(_require_block(text))
+    assert render.tools_go("v0.12.0", ["helm.sh/helm/v3/cmd/helm"]).endswith('\t_ "helm.sh/helm/v3/cmd/helm"\n)\n')
+    assert "helm" not in render.go_mod("v0.12.0") + render.tools_go("v0.12.0")
 
 
 def test_v017_build_module_repeats_kais_replace_lines():
