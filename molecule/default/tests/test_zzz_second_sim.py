@@ -4,6 +4,7 @@ teardown leaves the scenario's sim serving. Neither touches kubectl's link or
 ~/.kube/config (both have non-default state directories)."""
 
 import os
+import socket
 import subprocess
 import urllib.request
 
@@ -35,8 +36,27 @@ def _playbook(name, env, *extra):
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
 
 
+def _port_free(port):
+    with socket.socket() as probe:
+        try:
+            probe.bind(('127.0.0.1', port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_port_base(first):
+    """The first port base from `first` on, 200 apart, whose every port is
+    free: another sim on the machine (a learner's lab, a benchmark's) keeps
+    its ports, and the second sim here would be refused on them."""
+    for base in range(first, first + 2000, 200):
+        if all(_port_free(port) for port in sim_ports(base).values()):
+            return base
+    raise AssertionError('no free port base from %d to %d for a second sim' % (first, first + 1800))
+
+
 def test_a_second_sim_runs_beside_and_its_teardown_leaves_the_first_serving(tmp_path):
-    base = int(os.environ.get('KAI_LAB_SIM_PORT_BASE') or 16300) + 200
+    base = _free_port_base(int(os.environ.get('KAI_LAB_SIM_PORT_BASE') or 16300) + 200)
     state = str(tmp_path / 'second-sim')
     env = dict(os.environ, KAI_LAB_SIM_STATE=state, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
                ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1')
