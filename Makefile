@@ -34,7 +34,7 @@ venv-test: $(VENV)/.installed
 # pip's cache: 39.3 and 51.9 s against 11.0 and 18.8 s).
 # Unless PYTHONDONTWRITEBYTECODE is set: then nothing is ever compiled
 # for good, and each kubernetes.core call compiled the kubernetes client
-# again (2 s a call, a provision from empty 50 s instead of 33-47 s). So
+# again (2 s a call; a provision from empty took 50 s, 42 s compiled). So
 # with it set the environment is compiled once, in parallel, without the
 # collections of the ansible package the lab does not use (3303 files, 10 s).
 VENV_COMPILE = if [ -n "$$PYTHONDONTWRITEBYTECODE" ]; then \
