@@ -41,16 +41,16 @@ def _templar(**variables) -> Templar:
 
 
 def _hashed(objects: list[dict]) -> dict:
-    """The facts of "Select the chart objects ..." then "Keep the chart's objects ..." for a
-    `helm template` render of these chart objects."""
+    """The fact of "Select the chart objects ..." for a `helm template` render of these chart
+    objects, with the role's vars that name its parts."""
     render = "".join("---\n# Source: kai-scheduler/x.yaml\n" + yaml.safe_dump(obj) for obj in objects)
     select = _task("Select the chart objects the sim needs")["ansible.builtin.set_fact"]
     templar = _templar(kai_scheduler_rendered={"stdout": render},
                        kai_scheduler_sim_chart_kinds=ROLE_VARS["kai_scheduler_sim_chart_kinds"])
     chart = {key: templar.template(trust_as_template(value)) for key, value in select.items()}
-    keep = _task("Keep the chart's objects")["ansible.builtin.set_fact"]
+    parts = ["kai_scheduler_objects", "kai_scheduler_crds", "kai_scheduler_crds_hash"]
     templar = _templar(**chart)
-    return {key: templar.template(trust_as_template(value)) for key, value in keep.items()}
+    return dict(chart, **{key: templar.template(trust_as_template(ROLE_VARS[key])) for key in parts})
 
 
 def _applies(objects: list[dict], lines: list[str]) -> bool:
