@@ -540,3 +540,32 @@ def test_k3s_reads_the_binder_deployment_and_fingerprints_the_pods():
     assert args["image"] == "ubuntu:22.04"
     # No record on the VM: the module reads the version through the API in KAI's namespace.
     assert "kai_record" not in args and "kai_version" not in args
+
+
+def _ready_async(**variables):
+    task = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())[0]
+    templar = Templar(loader=DataLoader(), variables=dict({"kai_lab_ready_timeout": 180, "ansible_check_mode": False},
+                                                          **variables))
+    return task["poll"], templar.template(trust_as_template(task["async"]))
+
+
+def test_the_gate_runs_in_the_background_only_when_asked_and_never_in_check_mode():
+    assert _ready_async() == (0, 0)  # no job: ready.yml waits for the gate itself and shows it
+    assert _ready_async(kai_lab_ready_in_background=True) == (0, 240)  # its timeout and a minute
+    assert _ready_async(kai_lab_ready_in_background=True, ansible_check_mode=True) == (0, 0)
+
+
+def test_provision_installs_kai_lab_while_the_sim_gate_runs_then_waits_for_it():
+    provision = yaml.safe_load((ROOT / "playbooks" / "provision.yml").read_text())[1]["tasks"]
+    steps = next(t for t in provision if "block" in t)["block"]
+    entries = [(t["ansible.builtin.include_role"]["name"], t["ansible.builtin.include_role"].get("tasks_from"))
+               for t in steps]
+    gate, cli, wait = (entries.index(("gsb.kai_lab.kai_lab", name)) for name in ("ready", "cli", "ready_wait"))
+    assert (entries.index(("gsb.kai_lab.kai_lab", "learner_workdir")) < entries.index(("gsb.kai_lab.kai_lab", "learner_namespace"))
+            < gate < cli < wait)
+    assert steps[gate]["vars"]["kai_lab_ready_in_background"] == "{{ kai_lab_target == 'sim' }}"
+    # A gate run at once (k3s, check mode) is shown by ready.yml; only a started job is waited for.
+    assert steps[wait]["when"] == "kai_lab_ready.ansible_job_id is defined"
+    ready = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())
+    assert ready[1]["ansible.builtin.include_tasks"] == "ready_wait.yml"
+    assert ready[1]["when"] == "kai_lab_ready.ansible_job_id is not defined"

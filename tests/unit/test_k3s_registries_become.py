@@ -143,9 +143,17 @@ def test_the_lab_roles_become_root_on_the_vm_only(target, become):
     assert templar.template(trust_as_template("{{ kai_lab_become }}")) is become
     # Every kai_lab task that runs a module on the VM says so.
     # cli.yml becomes through its include (apply); its controller-side task never does.
+    # So does provision.yml's own include of cli.yml (it installs kai-lab while the gate runs).
     environment = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "learner_files.yml").read_text())
-    cli_include = next(t for t in environment if "ansible.builtin.include_tasks" in t)
-    assert cli_include["ansible.builtin.include_tasks"]["apply"]["become"] == "{{ kai_lab_become }}"
+    cli_include = next(t["ansible.builtin.include_tasks"] for t in environment
+                       if isinstance(t.get("ansible.builtin.include_tasks"), dict))
+    assert cli_include["file"] == "cli.yml"
+    assert cli_include["apply"]["become"] == "{{ kai_lab_become }}"
+    provision = yaml.safe_load((ROOT / "playbooks" / "provision.yml").read_text())[1]["tasks"]
+    steps = next(t for t in provision if "block" in t)["block"]
+    cli_role = next(t["ansible.builtin.include_role"] for t in steps
+                    if t["ansible.builtin.include_role"].get("tasks_from") == "cli")
+    assert cli_role["apply"]["become"] == "{{ kai_lab_become }}"
     for task in yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli.yml").read_text()):
         if task.get("delegate_to") == "localhost":
             assert task["become"] is False, task["name"]
