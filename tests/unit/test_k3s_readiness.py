@@ -569,3 +569,18 @@ def test_provision_installs_kai_lab_while_the_sim_gate_runs_then_waits_for_it():
     ready = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())
     assert ready[1]["ansible.builtin.include_tasks"] == "ready_wait.yml"
     assert ready[1]["when"] == "kai_lab_ready.ansible_job_id is not defined"
+
+
+def test_the_gate_started_in_the_background_and_its_wait_use_one_job_directory_in_the_state_directory():
+    # A default ~/.ansible_async is expanded apart by the launch and the wait when HOME is not
+    # the account's home (test_sim_cluster_background_create.py, the same for kwokctl's job).
+    launch = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready.yml").read_text())[0]
+    wait = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "ready_wait.yml").read_text())[0]
+    assert wait["ansible.builtin.async_status"]["jid"] == "{{ kai_lab_ready.ansible_job_id }}"
+    assert wait["until"] == "kai_lab_ready_job is finished" and wait["become"] == launch["become"]
+    variables = trust(DataLoader().load_from_file(str(ROOT / "roles" / "kai_lab" / "vars" / "main.yml")))
+    variables.update(kai_lab_sim_state_dir="/home/learner/.local/state/gsb-kai-lab/sim")
+    templar = Templar(loader=DataLoader(), variables=variables)
+    dirs = {templar.template(trust_as_template(task["vars"]["ansible_async_dir"])) for task in (launch, wait)}
+    assert dirs == {"/home/learner/.local/state/gsb-kai-lab/sim/async"}
+

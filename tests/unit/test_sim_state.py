@@ -18,11 +18,18 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import yaml
+from ansible.errors import AnsibleValueOmittedError
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
 from conftest import FIXTURES, load_json
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render, kai_profiles, sim_state
+
+ROOT = Path(__file__).resolve().parents[2]
 
 RECORDED = FIXTURES / "sim-provision"
 TODAY = datetime.datetime(2026, 12, 1, 21, 0, tzinfo=datetime.timezone.utc)
@@ -435,3 +442,31 @@ def test_an_unreadable_hash_cache_is_empty_and_an_unwritable_one_is_only_slower(
     assert sim_state.known_hashes(None, sim_state.read_hash_cache(str(tmp_path / "list.json"))) == {}
     snapshot = {"components": [{"binary": "/x", "binary_stat": [1, 2, 3, 4, 5], "binary_sha256": "d" * 64}]}
     assert not sim_state.write_hash_cache(str(tmp_path / "no-such-dir" / "cache.json"), {}, snapshot)
+
+
+
+def _record_inputs(**facts):
+    task = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "sim_state_record.yml").read_text())[0]
+    templar = Templar(loader=DataLoader(), variables=facts)
+    args = {}
+    for key in ("inputs_digest", "inputs", "input_paths"):
+        try:
+            args[key] = templar.template(trust_as_template(task["gsb.kai_lab.kai_lab_sim_state"][key]))
+        except AnsibleValueOmittedError:
+            continue
+    return args
+
+
+def test_the_record_digests_the_settings_the_provision_started_with():
+    # A lab that was checked: the check's digest of the settings at the start.
+    assert _record_inputs(kai_lab_sim_state_check={"inputs_digest": "abc"}) == {"inputs_digest": "abc"}
+    # No state directory, so no check: the settings kept at the start (sim_state.yml), digested by the record.
+    start = {"inputs": {"kai_lab_sim_port_base": 16300}, "input_paths": ["/c/roles"]}
+    assert _record_inputs(kai_lab_sim_state_check={"skipped": True}, kai_lab_sim_state_start=start) == start
+    kept = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "sim_state.yml").read_text())[0]["block"]
+    keep = next(t for t in kept if t["name"].startswith("Keep the lab's settings"))
+    check = next(t for t in kept if "gsb.kai_lab.kai_lab_sim_state" in t)
+    assert keep["when"] == "not kai_lab_sim_state_dir is exists" and check["when"] == "kai_lab_sim_state_dir is exists"
+    assert keep["ansible.builtin.set_fact"]["kai_lab_sim_state_start"] == {
+        "inputs": check["gsb.kai_lab.kai_lab_sim_state"]["inputs"],
+        "input_paths": check["gsb.kai_lab.kai_lab_sim_state"]["input_paths"]}
