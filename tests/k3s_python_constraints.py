@@ -51,7 +51,7 @@ def wheel_platforms() -> dict[str, list[str]]:
 
 def pythons() -> list[str]:
     sys.path.insert(0, str(ROOT / ".collections"))
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.k3s_preflight import SUPPORTED_IMAGES
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.preflight import SUPPORTED_IMAGES
     return sorted({image[2] for image in SUPPORTED_IMAGES}, key=lambda v: tuple(map(int, v.split("."))))
 
 

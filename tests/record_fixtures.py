@@ -24,11 +24,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils import steps  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepRunner  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import gpu_pod  # noqa: E402
 

@@ -12,7 +12,7 @@ import re
 import time
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.gsb.kai_lab.plugins.module_utils.build_progress import ARGUMENT_SPEC
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim.build_progress import ARGUMENT_SPEC
 from ansible.utils.display import Display
 
 display = Display()

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The options of module_utils/kai_running.py RUNNING_ARGS.
+    # The options of module_utils/kai/running.py RUNNING_ARGS.
     DOCUMENTATION = r'''
 options:
   kai_record:

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The options of module_utils/args_common.py LAB_ARGS.
+    # The options of module_utils/client/args.py LAB_ARGS.
     DOCUMENTATION = r'''
 options:
   namespace:

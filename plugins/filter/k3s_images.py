@@ -10,7 +10,7 @@ __metaclass__ = type
 # Each filter's documentation is in the YAML file of its name beside this one
 # (k3s_image_exact_tags.yml, k3s_image_aliases_held.yml), as ansible-doc reads it.
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import k3s_images
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import images as k3s_images
 
 
 class FilterModule(object):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The k3s target's preflight decisions (module_utils/k3s_preflight.py) for roles/k3s/tasks/preflight.yml."""
+"""The k3s target's preflight decisions (module_utils/targets/k3s/preflight.py) for roles/k3s/tasks/preflight.yml."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -62,7 +62,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import k3s_preflight
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import preflight as k3s_preflight
 
 
 def preflight(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=None):

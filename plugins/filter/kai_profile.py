@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters that give the roles the KAI version profiles of module_utils/kai_profiles.py
-and what module_utils/kai_profile_render.py renders from them."""
+"""Filters that give the roles the KAI version profiles of module_utils/kai/profiles.py
+and what module_utils/kai/render.py renders from them."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render, kai_profiles, kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
 
 
 def _wrap(function):

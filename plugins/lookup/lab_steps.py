@@ -35,7 +35,7 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import STEP_IDS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import STEP_IDS
 
 
 class LookupModule(LookupBase):

@@ -138,7 +138,7 @@ processes:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import process
+from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 
 _PROCESS_OPTIONS = dict(
     name=dict(type='str'),

@@ -84,7 +84,7 @@ summary:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.build_progress import ARGUMENT_SPEC
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim.build_progress import ARGUMENT_SPEC
 
 
 def main():

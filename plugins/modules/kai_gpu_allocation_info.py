@@ -66,12 +66,12 @@ fraction_pods:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_reports
-from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import reports as kai_reports
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 
 
 def main():

@@ -100,9 +100,9 @@ files:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary, console_lines
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import write_summary
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report import class_summary, console_lines
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report_files import write_summary
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
 
 
 def main():

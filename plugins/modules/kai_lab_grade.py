@@ -170,9 +170,10 @@ files:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session, kai_running
-from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import require_libraries
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import lab_argument_spec
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import require_libraries
 
 
 def main():
@@ -190,7 +191,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     require_libraries(module)
     settings = dict((key, module.params[key]) for key in grade_session.DEFAULTS)
-    # The grade itself is the one shared with the learner's kai-lab command (grade_session.py).
+    # The grade itself is the one shared with the learner's kai-lab command (grading/session.py).
     try:
         result = grade_session.grade(settings, module.params['steps'], write=not module.check_mode)
     except grade_session.GradeError as exc:

@@ -158,13 +158,14 @@ broken_link:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running
-from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import kai_line
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness_probes import GateFailure, table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import kai_forms
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import kai_line
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.gate import Gate
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.probes import GateFailure, table
 
 ARGUMENT_SPEC = dict(
     probe_namespace=dict(type='str', default='kai-lab-probe'),
@@ -188,7 +189,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     cluster = connect(module)
-    kai = kai_running.describe(kai_running.for_module(module, cluster, broken_link='kai_version'))
+    kai = kai_forms.describe(kai_running.for_module(module, cluster, broken_link='kai_version'))
     kai['line'] = dict((lang, kai_line(kai, lang)) for lang in ('en', 'ko'))
     gate = Gate(cluster, params['probe_namespace'], params['image'], params['timeout'],
                 reservation_namespace=params['reservation_namespace'], kai_namespace=params['kai_namespace'],

@@ -148,10 +148,10 @@ inputs_digest:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import sim_state
-from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect, require_libraries
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import state as sim_state
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect, require_libraries
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError
 
 ARGUMENT_SPEC = dict(
     mode=dict(type='str', choices=['check', 'record'], default='check'),

@@ -132,13 +132,13 @@ likely_cause:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running
-from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import lab_argument_spec
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_read import LearnerFileError, open_workdir
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import STEP_IDS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import lab_argument_spec
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, open_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import STEP_IDS
 
 
 def main():

@@ -123,7 +123,7 @@ backup:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir as lab_workdir
 
 
 def main():

@@ -120,10 +120,10 @@ summary:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.args_common import CONNECTION_ARGS
-from ansible_collections.gsb.kai_lab.plugins.module_utils.common import connect
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, comparable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import CONNECTION_ARGS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError, comparable
 
 RESOURCE_OPTIONS = dict(quota=dict(type='float'), limit=dict(type='float'), over_quota_weight=dict(type='float'))
 # Its own field manager: fields set by others (kubectl, the lab's solver) stay.

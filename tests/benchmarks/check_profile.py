@@ -6,7 +6,7 @@ Run with kai-lab's own Python and code directory:
 Prints one line per phase: the collection's modules, the kubeconfig, each
 read of the snapshot, the health probes and the checks (the phases
 grade_session.grade() runs), then, for comparison, the import of the
-kubernetes client that the grade's light transport skips (k8s.py).
+kubernetes client that the grade's light transport skips (client/api.py).
 """
 
 import json
@@ -29,9 +29,10 @@ step = sys.argv[3] if len(sys.argv) > 3 else None
 sys.path.insert(0, lib)
 import yaml  # noqa: E402,F401
 mark('import yaml')
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session, kai_lab_cli  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.health import probe_urls  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli as kai_lab_cli  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.health import probe_urls  # noqa: E402
 mark('import the grader (module_utils)')
 with open(config_path) as handle:
     settings = grade_session.complete(kai_lab_cli.settings_of(json.load(handle), 'en'))

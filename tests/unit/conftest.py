@@ -60,9 +60,9 @@ init_plugin_loader([str(COLLECTION_PATH)])
 
 # Import once now, before any other test module could install Ansible's
 # collection finder; later imports come from sys.modules.
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import ClusterError, comparable  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError, comparable  # noqa: E402
 
 QUEUE_API = kai.QUEUE_API
 PODGROUP_API = kai.PODGROUP_API

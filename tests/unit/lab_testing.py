@@ -8,7 +8,8 @@ import copy
 import os
 import re
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu, steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 
 NS = "kai-lab"
 RECORDED_KAI = "v0.12.0"  # the fixtures' KAI

@@ -24,7 +24,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render, kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_profile_render
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 KAI = ROOT / "roles" / "kai_scheduler"

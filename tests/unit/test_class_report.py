@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""class_report.py and class_report_files.py: the class summary of real grades (recorded from three sims
+"""grading/class_report.py and grading/class_report_files.py: the class summary of real grades (recorded from three sims
 graded in one run by tests/class.sh), an unreachable host as a row, and a
 learner's hostile text inert in the instructor's browser and spreadsheet."""
 
@@ -15,9 +15,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import class_report_files
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary, console_lines
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import (
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import class_report_files
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report import class_summary, console_lines
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report_files import (
     to_csv, to_html, to_junit, write_summary)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "class")

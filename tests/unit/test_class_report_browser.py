@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import write_summary
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report import class_summary
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report_files import write_summary
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))

@@ -18,10 +18,10 @@ import re
 import pytest
 
 import kai_v017 as hand
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import summary_table
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot, step_selection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot, step_selection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 NS = hand.NAMESPACE

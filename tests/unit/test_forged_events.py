@@ -25,10 +25,10 @@ import pytest
 import kai_v017 as hand
 from lab_testing import NS, checks, solved
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 NOW = "2026-12-01T21:00:00Z"  # after every recorded lab: when a learner creates the Event

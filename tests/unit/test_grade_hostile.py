@@ -26,7 +26,7 @@ import pytest
 from conftest import COLLECTION_PATH, FakeCluster, sim_state, write_files
 from lab_testing import NS, checks
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
 UNIT = Path(__file__).resolve().parent
@@ -38,9 +38,9 @@ GRADE_CHILD = textwrap.dedent("""
     import json, resource, sys, time
     sys.path[:0] = [%r, %r]
     from conftest import FakeCluster, sim_state
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_write import write_file
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import junit_xml, summary_table
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import write_file
     state = sim_state(sys.argv[2])
     started = time.monotonic()
     grade = Grader(Snapshot(FakeCluster(state), 'kai-lab', sys.argv[1]), lang='en',
@@ -227,7 +227,7 @@ def test_forged_evict_event_does_not_pass_preempt_evicted(tmp_path, changes):
 
 
 def test_evict_event_about_a_pod_instead_of_a_podgroup_is_not_kais():
-    from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
     state = sim_state("06-preempt")
     (real,) = [e for e in state["events"] if e.get("reason") == "Evict"]
     assert [e["victim"] for e in kai.eviction_events([real])] == ["tr-2"]

@@ -24,16 +24,16 @@ import pytest
 
 from lab_testing import NS, checks, solved
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report import class_summary
-from ansible_collections.gsb.kai_lab.plugins.module_utils.class_report_files import to_json
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import OUT_OF_TIME, Grader, Snapshot
-from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_view import LabView
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report import class_summary
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.class_report_files import to_json
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import junit_xml
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import OUT_OF_TIME, Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.lab_view import LabView
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 BAD_FRACTIONS = ["NaN", "nan", "Infinity", "-Infinity", "1e999", "-1", "0", "2", "abc", ""]

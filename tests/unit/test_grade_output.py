@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grade_output import junit_xml, summary_table
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import junit_xml, summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, UNVERIFIED
 
 from lab_testing import TOTAL_WEIGHT, checks, ids_with, solved, erased

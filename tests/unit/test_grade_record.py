@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""grade_record.py and grade_record_store.py: the grader's record of what it verified.
+"""record/proofs.py and record/store.py: the grader's record of what it verified.
 
 It is kept outside the learner's files, written atomically with mode 0600,
 and a missing, corrupt, foreign or hostile record never breaks a grade: it
@@ -17,9 +17,9 @@ import stat
 import pytest
 
 import kai_v017 as hand
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record_store as store
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 
 NS = "kai-lab"
 HANGUL = re.compile(u"[\uac00-\ud7a3]")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 from lab_testing import (

@@ -30,7 +30,7 @@ from role_templating import trust
 from test_chart_render import CHART, HELM, KAI, needs_chart, render_values
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction, gang, nolimit, podgroup, preempt
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness_probes import image_names
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.probes import image_names
 
 ROOT = Path(__file__).resolve().parents[2]
 K3S = ROOT / "roles" / "k3s"

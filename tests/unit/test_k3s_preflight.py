@@ -1,5 +1,5 @@
 """The k3s target's preflight (roles/k3s/tasks/preflight.yml, decisions in
-plugins/module_utils/k3s_preflight.py): its verdict on the facts of each
+plugins/module_utils/targets/k3s/preflight.py): its verdict on the facts of each
 supported image (tests/unit/fixtures/k3s_facts/, each saying where its values
 come from), on the facts recorded from the build machine (a container: no
 systemd), and on VMs that are too small, too old or wrongly set up. Each
@@ -20,7 +20,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import k3s_preflight
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import preflight as k3s_preflight
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / "roles" / "k3s"

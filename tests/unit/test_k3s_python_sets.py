@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k3s_preflight import SUPPORTED_IMAGES
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.preflight import SUPPORTED_IMAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("k3s_python_constraints", ROOT / "tests" / "k3s_python_constraints.py")

@@ -19,10 +19,12 @@ from ansible.template import Templar, trust_as_template
 from conftest import FakeCluster, sim_state
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_gpu, readiness_probes
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import probes as readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import base, podgroup
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness import Gate
-from ansible_collections.gsb.kai_lab.plugins.module_utils.readiness_probes import GateFailure
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.gate import Gate
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.probes import GateFailure
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE_NS = "kai-lab-probe"

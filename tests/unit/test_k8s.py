@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""k8s.py: paths, errors a learner can act on, and the bounded client.
+"""client/api.py: paths, errors a learner can act on, and the bounded client.
 
 No cluster: an unreachable API server is a closed port on 127.0.0.1; the
 request layer is exercised through a fake ApiClient.
@@ -14,8 +14,8 @@ import time
 import pytest
 from kubernetes.client.rest import ApiException
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import k8s
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import (
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import api as k8s
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import (
     Cluster, ClusterError, NotSupportedKind, admission_denial, comparable, kind_path)
 
 DENIAL = "cannot have both GPU fraction request and whole GPU resource request/limit"
@@ -336,8 +336,8 @@ def test_transport_failure_becomes_cluster_error_naming_the_host():
 
 def test_grader_snapshot_with_a_crafted_configmap_annotation_never_requests_another_path():
     """Issue 13 item 8, through the grader's Snapshot and the real request path."""
-    from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Snapshot
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Snapshot
     pod = {"metadata": {"name": "fr-1", "namespace": "kai-lab", "annotations": {
         kai_gpu.FRACTION_ANNOTATION: "0.5",
         kai_gpu.SHARED_GPU_CONFIGMAP_ANNOTATION: "../../kube-system/secrets/admin-token#"}}}

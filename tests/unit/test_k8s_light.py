@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from conftest import COLLECTION_PATH
-from ansible_collections.gsb.kai_lab.plugins.module_utils.k8s import Cluster, ClusterError, LightApi
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError, LightApi
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -132,8 +132,8 @@ def test_the_grade_does_not_import_the_kubernetes_client(tmp_path, api_server):
     path = kubeconfig(tmp_path / "kc", "http://127.0.0.1:%d" % api_server.server_address[1], {})
     code = (
         "import sys; sys.path.insert(0, %r)\n"
-        "from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session\n"
-        "from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running\n"
+        "from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session\n"
+        "from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running\n"
         "import json; record = %r\n"
         "open(record, 'w').write(json.dumps(kai_running.sim_record('v0.12.0', '', {})))\n"
         "result = grade_session.grade({'kubeconfig': %r, 'workdir': %r, 'kai_record': record, 'lang': 'en'},"

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""kai.py, KAI's meaning of its objects, against objects recorded from the
+"""kai/objects.py, KAI's meaning of its objects, against objects recorded from the
 real sim cluster (KAI v0.12.0) after each lab step."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 
 NL1_PODGROUP = "pg-nl-1-fc2afa05-82bc-4911-b344-9ee5d9ef28cc"
 P1_PODGROUP = "pg-p1-10e7334f-32cb-4415-9625-10ec1251729a"

@@ -26,8 +26,10 @@ from ansible.template import Templar, trust_as_template
 
 import kai_v017 as hand
 from conftest import COLLECTION_PATH, REPO, FakeCluster, sim_state, write_files
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_session, kai_lab_cli
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_running, steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli as kai_lab_cli
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.modules import kai_lab_grade
 
 NS = hand.NAMESPACE

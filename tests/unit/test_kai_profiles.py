@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles as kp
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kp
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "roles" / "sim_binaries" / "files" / "kai-v0.12.0"

@@ -1,8 +1,8 @@
 """The reports behind the general modules (kai_queue, kai_podgroup_info,
 kai_gpu_allocation_info), on objects recorded from the real sim."""
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_reports
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import reports as kai_reports
 
 from conftest import find, sim_state
 

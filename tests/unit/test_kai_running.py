@@ -29,7 +29,11 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import class_report, grade_output, kai_profiles, kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import class_report
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import output as grade_output
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import kai_forms
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -241,16 +245,16 @@ def test_a_different_kai_version_is_refused_naming_both():
 
 
 def test_the_line_names_the_kai_and_step_5_where_it_is_not_the_lab_texts():
-    old = kai_running.describe(kai_running.RunningKai("v0.12.0", "the sim record /s"))
+    old = kai_forms.describe(kai_running.RunningKai("v0.12.0", "the sim record /s"))
     assert old["differences"] == [{"step": "gang", "number": 5, "since": "v0.14.7"}]
     line = grade_output.kai_line(old, "en")
     assert line.startswith("KAI-Scheduler v0.12.0 (read from the sim record /s)")
     assert "not the lab text's v0.18.6" in line and "step 5 uses an explicit PodGroup" in line and "v0.14.7" in line
     assert "5단계" in grade_output.kai_line(old, "ko")
     # v0.17.0 groups the Job as the text writes it: not the lab's version, but no step differs.
-    newer = kai_running.describe(kai_running.RunningKai("v0.17.0", "x"))
+    newer = kai_forms.describe(kai_running.RunningKai("v0.17.0", "x"))
     assert newer["differences"] == [] and "every step as the text writes it" in grade_output.kai_line(newer, "en")
-    lab = kai_running.describe(kai_running.RunningKai("v0.18.6", "x"))
+    lab = kai_forms.describe(kai_running.RunningKai("v0.18.6", "x"))
     assert "the lab text's version" in grade_output.kai_line(lab, "en")
 
 
@@ -265,7 +269,7 @@ def _grade_with(kai):
 
 
 def test_table_junit_and_class_summary_say_which_kai_was_graded():
-    grade = _grade_with(kai_running.describe(kai_running.RunningKai("v0.12.0", "the sim record /s")))
+    grade = _grade_with(kai_forms.describe(kai_running.RunningKai("v0.12.0", "the sim record /s")))
     table = grade_output.summary_table(grade)
     assert table[0] == grade["kai"]["line"]  # read before anything else
     junit = grade_output.junit_xml(grade)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_view import LabView
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.lab_view import LabView
 
 from lab_testing import NS
 

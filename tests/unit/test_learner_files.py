@@ -19,7 +19,10 @@ import time
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_text, learner_write, learner_yaml
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
 
 from conftest import COLLECTION_PATH
 
@@ -29,7 +32,8 @@ RSS_BOUND_KB = 300 * 1024
 CHILD = textwrap.dedent("""
     import json, resource, sys, time
     sys.path.insert(0, %r)
-    from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_yaml
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
     got = getattr(learner_yaml, sys.argv[1], None) or getattr(learner_read, sys.argv[1])

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""process.py with real processes (`sleep 30`) in temporary directories.
+"""host/process.py with real processes (`sleep 30`) in temporary directories.
 
 Every process a test starts is stopped and reaped at teardown, by pid.
 """
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import process
+from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 
 GRACE = 0.15  # startup_grace: long enough for `sh -c 'exit 2'` to be seen exiting
 
@@ -221,7 +221,7 @@ def test_a_reused_pid_of_the_same_program_is_not_ours(tmp_path):
 REUSE = r"""
 import json, os, signal, subprocess, sys, threading, time
 sys.path.insert(0, sys.argv[1])
-from ansible_collections.gsb.kai_lab.plugins.module_utils import process
+from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 if sys.argv[3] == 'no-pidfd':
     process._pidfd_open = lambda pid: None
 run = sys.argv[2]

@@ -17,11 +17,11 @@ import os
 import pytest
 
 import kai_v017 as hand
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record as gr
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grader import Grader, Snapshot
-from ansible_collections.gsb.kai_lab.plugins.module_utils.lab_view import LabView
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.lab_view import LabView
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import PASSED, UNVERIFIED
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.gang import gang_form
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 
 from conftest import COLLECTION_PATH, REPO
 

@@ -19,8 +19,8 @@ import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render as render
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles as kp
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kp
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "roles" / "sim_cluster" / "templates" / "kwokctl.yaml.j2"

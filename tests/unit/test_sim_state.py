@@ -1,5 +1,5 @@
 """Re-provision of a sim lab that is up and unchanged is a health check
-(plugins/module_utils/sim_state.py, module kai_lab_sim_state).
+(plugins/module_utils/targets/sim/state.py, module kai_lab_sim_state).
 
 The record is the one a full provision of the sim wrote
 (fixtures/sim-provision/provisioned.json, KAI v0.12.0, port base 17500),
@@ -27,7 +27,9 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from conftest import FIXTURES, load_json
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profile_render, kai_profiles, sim_state
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_profile_render
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import state as sim_state
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 
 from lab_testing import NS, RECORDED_KAI, snapshot_files
 

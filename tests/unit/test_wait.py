@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
-"""wait.py: a bounded wait, driven by a fake clock (no real sleeping)."""
+"""client/wait.py: a bounded wait, driven by a fake clock (no real sleeping)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.wait import WaitTimeout, wait_until
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.wait import WaitTimeout, wait_until
 
 
 class FakeClock(object):

@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import lab_workdir, learner_read, learner_write
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir as lab_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
 
 from conftest import COLLECTION_PATH
 from lab_testing import NS

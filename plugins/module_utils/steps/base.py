@@ -7,14 +7,16 @@ step refers to.
 
 Source of the lab's numbers and names: the lab text (shared/lab/lab.en.md,
 from the Korean original).
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 
 PASSED, FAILED, UNVERIFIED = 'passed', 'failed', 'unverified'
 

@@ -8,15 +8,17 @@ PodGroup deleted with its Job).
 
 The record stands in for KAI's word only: a check still reads the learner's
 files and the objects that exist now, and compares them with the proof.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner_text import printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_POD, FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
 

@@ -3,7 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 7, two pods share one GPU: fr-1 and fr-2 ask for half a GPU each
 (gpu-fraction "0.5", no nvidia.com/gpu) and run on one card that one
-reservation pod holds."""
+reservation pod holds.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,8 +17,8 @@ try:
 except ImportError:  # reported by common.require_libraries before any use
     yaml = None
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, say_both)

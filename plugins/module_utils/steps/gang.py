@@ -8,15 +8,17 @@ The KAI-version difference of the lab lives here, once: KAI from v0.14.7
 groups a batch Job into one PodGroup and honours kai.scheduler/batch-min-member
 (the lab's Job); before it each Job pod gets its own PodGroup of one, so the
 gang is written as an explicit PodGroup of minMember 3 and three pods.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (

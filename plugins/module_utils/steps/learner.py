@@ -6,15 +6,18 @@
 Each reader returns what it read or raises Stop with the failing Result
 naming the mistake (a missing file, unreadable YAML, a pod in another
 namespace or placed by the default scheduler).
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_read, learner_yaml
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
 

@@ -1,13 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Step 4, fix the limit: patch only nolimit's GPU limit to -1; nl-1 runs."""
+"""Step 4, fix the limit: patch only nolimit's GPU limit to -1; nl-1 runs.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import Check, Step, bilingual, failed, passed
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.nolimit import NL1, NOLIMIT_QUEUE

@@ -3,14 +3,17 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 3, the empty-limit trap: queue nolimit has no GPU limit, which KAI
 reads as 0, so nl-1 stays Pending with OverLimit; nolimit.txt holds KAI's
-reason."""
+reason.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (

@@ -2,7 +2,10 @@
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 2, pod p1 and its PodGroup: p1 runs through KAI; podgroup.txt names
-the PodGroup KAI's pod-grouper made for it."""
+the PodGroup KAI's pod-grouper made for it.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,8 +16,8 @@ try:
 except ImportError:  # reported by common.require_libraries before any use
     yaml = None
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (

@@ -2,14 +2,17 @@
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 6, build evicts train: with tr-1 and tr-2 (priority train) holding the
-GPUs, bd-1 (priority build) runs because KAI evicts one preemptible pod."""
+GPUs, bd-1 (priority build) runs because KAI evicts one preemptible pod.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import grade_record
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (

@@ -1,7 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Step 1, the queue hierarchy: lab, research and ops in queues.yaml, applied."""
+"""Step 1, the queue hierarchy: lab, research and ops in queues.yaml, applied.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +15,7 @@ try:
 except ImportError:  # reported by common.require_libraries before any use
     yaml = None
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     Check, Step, bilingual, failed, passed, say_both)

@@ -2,7 +2,10 @@
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 8, who holds the GPUs: report.json's three values, computed from
-the cluster (all namespaces)."""
+the cluster (all namespaces).
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,9 +14,9 @@ __metaclass__ = type
 import json
 import math
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils import learner_text
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     Check, Step, bilingual, failed, passed, say_both)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import yaml
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai, kai_profiles
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 

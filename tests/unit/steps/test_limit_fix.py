@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
 from lab_testing import NS, RECORDED_KAI, checks

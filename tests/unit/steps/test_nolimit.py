@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import kai
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import PASSED
 

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepFailed, StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, UNVERIFIED
 
 from lab_testing import NS, RECORDED_KAI, HANGUL, checks, ids_with, solved, both_langs, erased

@@ -8,7 +8,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils import steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit, podgroup
 
 from ansible_collections.gsb.kai_lab.plugins.lookup.lab_steps import LookupModule

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.solver import StepRunner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED
 
 from lab_testing import NS, RECORDED_KAI, SHARED_GPU, OTHER_CLUSTER_GPU, checks, ids_with, solved, both_langs

@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The standard library's transport to the API server (Cluster(light=True)).
+
+Layer: the cluster client. Importing the kubernetes client takes most of a
+second; for the kubeconfigs the lab writes (server, CA, client certificate and
+key or a bearer token) this speaks to the API server over http.client with one
+kept-alive connection; any other kubeconfig goes through the kubernetes client.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import json
+import os
+import shutil
+import ssl
+import tempfile
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ApiException
+
+try:
+    from urllib.parse import urlencode, urlsplit
+except ImportError:  # Python 2 has no urllib.parse; sanity still imports the file there
+    from urllib import urlencode
+    from urlparse import urlsplit
+
+try:
+    import http.client as http_client
+except ImportError:  # Python 2, for sanity's import test only
+    http_client = None
+
+
+# What a kubeconfig may hold for the standard library's transport; anything
+# else (exec, auth-provider, proxy-url, tls-server-name, impersonation, ...)
+# needs the kubernetes client.
+_LIGHT_CLUSTER_KEYS = frozenset(('server', 'certificate-authority', 'certificate-authority-data',
+                                 'insecure-skip-tls-verify', 'extensions'))
+_LIGHT_USER_KEYS = frozenset(('client-certificate', 'client-certificate-data', 'client-key', 'client-key-data',
+                              'token', 'extensions'))
+
+
+class _Answer(object):
+    def __init__(self, data):
+        self.data = data
+
+
+class LightApi(object):
+    """ApiClient.call_api's part the lab uses, over http.client with one kept-alive connection."""
+
+    def __init__(self, server, context, token=None):
+        parts = urlsplit(server)
+        self.host = server.rstrip('/')
+        self.scheme, self.netloc, self.prefix = parts.scheme, parts.netloc, parts.path.rstrip('/')
+        self.context = context
+        self.token = token
+        self.connection = None
+
+    @classmethod
+    def from_kubeconfig(cls, path, context_name=None):
+        """A LightApi for the kubeconfig's context, or None when it needs the kubernetes client (or is broken:
+        the kubernetes client then says what is wrong with it)."""
+        if http_client is None:
+            return None
+        if path is None:
+            paths = [p for p in os.environ.get('KUBECONFIG', '').split(os.pathsep) if p]
+            if len(paths) > 1:
+                return None  # merged kubeconfigs: the kubernetes client's rules
+            path = paths[0] if paths else '~/.kube/config'
+        path = os.path.expanduser(path)
+        try:
+            import yaml
+            with open(path) as handle:
+                config = yaml.safe_load(handle)
+            name = context_name or config['current-context']
+            context = _named(config.get('contexts'), name)['context']
+            cluster = _named(config.get('clusters'), context['cluster'])['cluster']
+            user = _named(config.get('users'), context['user'])['user'] if context.get('user') else {}
+            if set(cluster) - _LIGHT_CLUSTER_KEYS or set(user or {}) - _LIGHT_USER_KEYS or \
+                    set(context) - set(('cluster', 'user', 'namespace', 'extensions')):
+                return None
+            server = cluster['server']
+            if urlsplit(server).scheme == 'http':
+                return cls(server, None, user.get('token'))
+            if urlsplit(server).scheme != 'https':
+                return None
+            return cls(server, _tls_context(os.path.dirname(path), cluster, user or {}), user.get('token'))
+        except Exception:  # anything unexpected: the kubernetes client reads it and names the problem
+            return None
+
+    def _connect(self, timeout):
+        if self.scheme == 'https':
+            return http_client.HTTPSConnection(self.netloc, timeout=timeout, context=self.context)
+        return http_client.HTTPConnection(self.netloc, timeout=timeout)
+
+    def call_api(self, path, method, query_params=None, header_params=None, body=None, _request_timeout=None,
+                 **kwargs):
+        url = self.prefix + path + ('?' + urlencode(query_params) if query_params else '')
+        headers = dict(header_params or {})
+        if self.token:
+            headers['Authorization'] = 'Bearer ' + self.token
+        payload = None if body is None else json.dumps(body).encode('utf-8')
+        for attempt in (1, 2):
+            reused = self.connection is not None
+            if reused:
+                self.connection.timeout = _request_timeout
+                if self.connection.sock is not None:
+                    self.connection.sock.settimeout(_request_timeout)
+            else:
+                self.connection = self._connect(_request_timeout)
+            try:
+                self.connection.request(method, url, body=payload, headers=headers)
+                response = self.connection.getresponse()
+                data = response.read()
+            except (http_client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()
+                if reused and attempt == 1:
+                    continue  # a kept-alive connection the server closed meanwhile: once more on a new one
+                raise
+            except Exception:
+                self.close()
+                raise
+            if response.status >= 400:
+                raise ApiException(response.status, response.reason, data.decode('utf-8', 'replace'))
+            return _Answer(data)
+
+    def close(self):
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+def _named(entries, name):
+    for entry in entries or []:
+        if entry.get('name') == name:
+            return entry
+    raise KeyError(name)
+
+
+def _tls_context(base, cluster, user):
+    """The TLS context of a kubeconfig's cluster and user (paths relative to the kubeconfig's directory)."""
+    def path_of(value):
+        return os.path.join(base, os.path.expanduser(value))
+
+    if cluster.get('insecure-skip-tls-verify'):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif cluster.get('certificate-authority-data'):
+        context = ssl.create_default_context(cadata=base64.b64decode(cluster['certificate-authority-data']).decode())
+    elif cluster.get('certificate-authority'):
+        context = ssl.create_default_context(cafile=path_of(cluster['certificate-authority']))
+    else:
+        context = ssl.create_default_context()
+    if user.get('client-certificate-data') or user.get('client-certificate'):
+        scratch = tempfile.mkdtemp()  # mode 0700: the key is there only while it is loaded
+        try:
+            files = []
+            for key in ('client-certificate', 'client-key'):
+                if user.get(key + '-data'):
+                    name = os.path.join(scratch, key)
+                    with open(name, 'wb') as handle:
+                        handle.write(base64.b64decode(user[key + '-data']))
+                    files.append(name)
+                else:
+                    files.append(path_of(user[key]))
+            context.load_cert_chain(files[0], files[1])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return context

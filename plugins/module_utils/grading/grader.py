@@ -1,0 +1,267 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Grade a learner's lab as it stands: the files in the workdir and the cluster.
+
+Read-only by construction: the grader reads files and lists objects; it has
+no code path that writes to the cluster, and it never opens a learner file
+for writing. Each check (registered by its step in steps/) reports passed,
+failed or unverified (its evidence is gone, e.g. an event past its TTL) with
+a message and a hint in Korean or English, and the evidence it looked at.
+This runner takes one snapshot, runs every check within the time limit,
+words the results and scores them.
+
+Layer: grading; may use the cluster client, the KAI domain, the learner's files, the grader's record, the lab's steps.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store as grade_record_store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    FAILED, PASSED, UNVERIFIED, Check, Result, Stop, bilingual, failed, passed, say, say_both)
+
+SCHEMA_VERSION = 1
+MESSAGE_LIMIT = 1000
+# The snapshot's error when the time limit ran out while reading the cluster.
+OUT_OF_TIME = 'the grade\'s time limit ran out while reading the cluster'
+
+WORDS = {
+    'unverified': {
+        'en': 'Could not be verified: {why}',
+        'ko': '확인할 수 없습니다: {why}',
+    },
+    'cluster': {
+        'en': 'The cluster could not be read: {error}',
+        'ko': '클러스터를 읽을 수 없습니다: {error}',
+    },
+    'cluster_hint': {
+        'en': 'Start the lab (ansible-playbook playbooks/provision.yml) and grade again.',
+        'ko': '실습 환경을 시작한 뒤(ansible-playbook playbooks/provision.yml) 다시 채점하세요.',
+    },
+    'timeout': {
+        'en': 'Not checked: grading ran out of its {seconds} s time limit.',
+        'ko': '확인하지 못했습니다: 채점 제한 시간 {seconds}초를 넘었습니다.',
+    },
+    'environment.kai_components': {
+        'desc': {'en': 'KAI-Scheduler components are running', 'ko': 'KAI-Scheduler 구성요소가 실행 중'},
+        'fail': {'en': 'KAI component(s) not running: {names}. Pods will not be grouped, scheduled or bound.',
+                 'ko': '실행되지 않는 KAI 구성요소: {names}. 파드가 그룹화·스케줄·바인딩되지 않습니다.'},
+        'hint': {'en': 'Run ansible-playbook playbooks/provision.yml again; it restarts stopped components.',
+                 'ko': 'ansible-playbook playbooks/provision.yml 을 다시 실행하면 멈춘 구성요소가 재시작됩니다.'},
+    },
+}
+
+
+def cluster_unreadable(error):
+    return Result(FAILED, message=say_both(WORDS['cluster'], error=error), hint=say_both(WORDS['cluster_hint']))
+
+
+def check_kai_components(snapshot):
+    down = sorted(name for name, ok in snapshot.health.items() if not ok)
+    if down:
+        return failed(bilingual(', '.join(down), ', '.join(down)), snapshot.health)
+    if snapshot.error:
+        return cluster_unreadable(snapshot.error)
+    return passed(snapshot.health)
+
+
+# Not a lab step's check and not scored; it reads health, so it reports a
+# cluster it cannot read itself.
+ENVIRONMENT_CHECK = Check('environment.kai_components', 0, check_kai_components, WORDS['environment.kai_components'])
+
+
+def step_selection(requested):
+    """(step ids, None) for the steps to grade (None: every step), or (None, message) naming the valid ids."""
+    names = [str(n).strip() for n in requested or [] if str(n).strip()]
+    if not names or 'all' in names:
+        return None, None
+    unknown = [n for n in names if n not in steps.STEP_IDS]
+    if unknown:
+        return None, ('unknown step(s) %s; the steps are %s, or all. / 알 수 없는 단계 %s; 단계는 %s 또는 all 입니다.'
+                      % (', '.join(unknown), ', '.join(steps.STEP_IDS), ', '.join(unknown), ', '.join(steps.STEP_IDS)))
+    return [n for n in steps.STEP_IDS if n in names], None
+
+
+class Snapshot(object):
+    """Everything the grader reads, fetched once (a few list calls).
+
+    deadline (time.monotonic()) bounds the reading too: past it, the rest is
+    not read and the snapshot says so as its error, so the cluster's checks
+    report the time limit instead of the grade running over it.
+    """
+
+    def __init__(self, cluster, namespace, workdir, health=None, kai_version='v0.18.6', deadline=None):
+        self.namespace = namespace
+        self.workdir = workdir
+        # The KAI version graded against: a check whose form depends on it reads it here.
+        self.kai_version = kai_version
+        self.error = None
+        self.pods = []
+        self.all_pods = []
+        self.podgroups = []
+        self.events = []
+        self.queues = []
+        self.configmaps = {}
+        self.health = health or {}
+        self._files = {}
+        self.namespace_uid = None
+        # What earlier grades verified (grade_record_store); empty unless the caller loads one.
+        self.record = grade_record_store.empty(namespace)
+        try:
+            self._read(cluster, deadline)
+        except ClusterError as exc:
+            self.error = str(exc)
+        except TimeoutError:
+            self.error = OUT_OF_TIME
+
+    def _read(self, cluster, deadline):
+        def in_time(value):
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError()
+            return value
+
+        # Its uid tells a record of this lab from one of a lab since reset (namespace recreated).
+        namespace_object = in_time(cluster.get('v1', 'Namespace', self.namespace))
+        self.namespace_uid = kai.meta(namespace_object).get('uid') if namespace_object else None
+        self.queues = in_time(cluster.list(kai.QUEUE_API, 'Queue'))
+        self.all_pods = in_time(cluster.list('v1', 'Pod'))
+        self.pods = [p for p in self.all_pods if kai.meta(p).get('namespace') == self.namespace]
+        self.podgroups = in_time(cluster.list(kai.PODGROUP_API, 'PodGroup', self.namespace))
+        self.events = in_time(cluster.list('v1', 'Event', self.namespace))
+        # One list, not a GET per fraction pod: only the ConfigMaps those pods read are kept.
+        wanted = set(name for pod in self.pods for name in kai_gpu.shared_gpu_configmap_names(pod))
+        if wanted:
+            for configmap in in_time(cluster.list('v1', 'ConfigMap', self.namespace)):
+                if kai.name_of(configmap) in wanted:
+                    self.configmaps[kai.name_of(configmap)] = configmap
+
+    @staticmethod
+    def _named(objs, name):
+        for obj in objs:
+            if kai.name_of(obj) == name:
+                return obj
+        return None
+
+    def pod(self, name):
+        return self._named(self.pods, name)
+
+    def queue(self, name):
+        return self._named(self.queues, name)
+
+    def podgroup(self, name):
+        return self._named(self.podgroups, name)
+
+    def elsewhere(self, name):
+        """Namespaces other than the lab's holding a pod of this name."""
+        return sorted(kai.meta(p).get('namespace') for p in self.all_pods
+                      if kai.name_of(p) == name and kai.meta(p).get('namespace') != self.namespace
+                      and kai.meta(p).get('namespace') != kai_gpu.RESERVATION_NAMESPACE)
+
+    def read(self, name):
+        """The learner's file as a learner_read.LearnerFile, read once per grade."""
+        if name not in self._files:
+            self._files[name] = learner_read.read_text(self.workdir, name)
+        return self._files[name]
+
+    def file(self, name):
+        """The learner's file as text, or None when it is missing or cannot be used."""
+        return self.read(name).content
+
+
+class Grader(object):
+    """Runs every check against one snapshot."""
+
+    def __init__(self, snapshot, lang='ko', deadline=None, time_limit=None):
+        self.snapshot = snapshot
+        self.lang = lang
+        self.deadline = deadline
+        self.time_limit = time_limit
+
+    def run(self, step_ids=None):
+        """The grade of every step, or of the steps in step_ids only (see step_selection)."""
+        started = time.monotonic()
+        graded_steps = []
+        for step in steps.STEPS:
+            if step_ids and step.id not in step_ids:
+                continue
+            checks = [self.run_check(check) for check in step.checks]
+            graded_steps.append({
+                'id': step.id, 'number': step.number, 'title': step.title[self.lang],
+                'passed': all(c['status'] == PASSED for c in checks),
+                'checks': checks,
+            })
+        checks = [c for s in graded_steps for c in s['checks']]
+        points = sum(c['weight'] for c in checks if c['status'] == PASSED)
+        total = sum(c['weight'] for c in checks)
+        environment = [self.run_check(ENVIRONMENT_CHECK)]
+        return {
+            'schema_version': SCHEMA_VERSION,
+            'lang': self.lang,
+            'namespace': self.snapshot.namespace,
+            'workdir': self.snapshot.workdir,
+            'kai_version': self.snapshot.kai_version,
+            'passed': points == total and all(c['status'] == PASSED for c in environment),
+            'score': round(100.0 * points / total, 1) if total else 0.0,
+            'points': points,
+            'max_points': total,
+            'counts': dict((status, len([c for c in checks if c['status'] == status]))
+                           for status in (PASSED, FAILED, UNVERIFIED)),
+            'environment': environment,
+            'steps': graded_steps,
+            'duration': round(time.monotonic() - started, 3),
+        }
+
+    def result_of(self, check):
+        # Checks of the learner's files alone take no time and need no cluster: they always run.
+        if self.deadline is not None and time.monotonic() > self.deadline and not check.files_only:
+            return Result(UNVERIFIED, message=say_both(WORDS['timeout'], seconds=self.time_limit))
+        if self.snapshot.error and not check.files_only and check is not ENVIRONMENT_CHECK:
+            return cluster_unreadable(self.snapshot.error)
+        try:
+            return check.run(self.snapshot)
+        except Stop as stop:
+            return stop.result
+        except Exception as exc:  # a learner's file of an unexpected shape: a failing check, not a crash
+            what = '%s: %s' % (type(exc).__name__, learner_text.printable(exc, 160))
+            return failed(bilingual('its input has an unexpected shape, so it cannot be interpreted (%s); '
+                                    'compare your file with the lab text' % what,
+                                    '입력의 형태가 예상과 달라 해석할 수 없습니다 (%s). 파일을 실습 설명과 비교하세요' % what))
+
+    def run_check(self, check):
+        started = time.monotonic()
+        result = self.result_of(check)
+        graded = {'id': check.id, 'step': check.step_id, 'weight': check.weight,
+                  'description': say(check.words['desc'], self.lang),
+                  'status': result.status, 'passed': result.status == PASSED,
+                  # Evidence may quote a learner's file: bounded, JSON-only.
+                  'evidence': learner_text.bounded(result.evidence)}
+        if result.status == PASSED:
+            # A passed check says more than OK only when it has more to say (a recorded proof).
+            graded['message'], graded['hint'] = (result.message[self.lang] if result.message else 'OK'), ''
+        else:
+            # One printable line each: learner text in them cannot forge a
+            # console line or break the JUnit XML.
+            graded['message'], graded['hint'] = (learner_text.printable(words, MESSAGE_LIMIT)
+                                                 for words in self.wording(check, result))
+        graded['duration'] = round(time.monotonic() - started, 4)
+        return graded
+
+    def wording(self, check, result):
+        """The message and hint of a result that did not pass, in the grade's language."""
+        hint = result.hint[self.lang] if result.hint else say(check.words['hint'], self.lang)
+        if result.message:
+            return result.message[self.lang], hint
+        problem = result.problem[self.lang] if isinstance(result.problem, dict) else str(result.problem)
+        if result.status == UNVERIFIED:
+            return say(WORDS['unverified'], self.lang, why=problem), hint
+        return say(check.words['fail'], self.lang, problem=problem, names=problem), hint

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Who holds which GPU in KAI's terms, as pure functions over dicts.
+
+The GPU side of the KAI domain (kai/objects.py is the rest): whole-GPU limits, the
+node's ledger, GPU fractions, the reservation pods that hold a shared card
+and the device a fraction pod is told to use.
+
+Layer: the KAI domain; may use the cluster client.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai.objects import (
+    annotations, labels, meta, number, pod_node, pod_phase, whole_number)
+
+GPU_RESOURCE = 'nvidia.com/gpu'
+FRACTION_ANNOTATION = 'gpu-fraction'
+SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
+GPU_GROUP_LABEL = 'runai-gpu-group'
+RESERVATION_NAMESPACE = 'kai-resource-reservation'
+RESERVATION_GPU_ANNOTATION = 'run.ai/reserve_for_gpu_index'
+VISIBLE_DEVICES = 'NVIDIA_VISIBLE_DEVICES'
+FRACTION_WITH_GPU_LIMIT_DENIAL = 'cannot have both GPU fraction request and whole GPU resource request/limit'
+GPU_SHARING_DISABLED_DENIAL = 'while GPU sharing is disabled'
+
+
+def gpu_limit(pod):
+    """Whole GPUs a pod asks for: the sum of its containers' nvidia.com/gpu limits."""
+    total = 0
+    for container in ((pod or {}).get('spec') or {}).get('containers') or []:
+        value = ((container.get('resources') or {}).get('limits') or {}).get(GPU_RESOURCE)
+        # Not a whole number of GPUs (a learner's "NaN" or "0.5"): no GPU the ledger counts.
+        total += whole_number(value) or 0
+    return total
+
+
+def gpu_fraction(pod):
+    """The gpu-fraction annotation: None when absent, a number when it is a finite one, else the text as written.
+
+    KAI's webhook admits any text here (NaN, Infinity, -1), so a caller
+    must not assume a number in (0, 1].
+    """
+    value = annotations(pod).get(FRACTION_ANNOTATION)
+    return None if value is None else number(value)
+
+
+def is_placed(pod):
+    """Counted by the node's ledger: bound to a node and Pending or Running."""
+    return bool(pod_node(pod)) and pod_phase(pod) in ('Pending', 'Running') \
+        and not meta(pod).get('deletionTimestamp')
+
+
+def gpu_allocated(pods):
+    """Sum of nvidia.com/gpu limits of placed pods (the lab's definition).
+
+    Fraction pods carry no such limit; the reservation pod that holds their
+    card does, so the shared card is counted once.
+    """
+    return sum(gpu_limit(pod) for pod in pods if is_placed(pod))
+
+
+def reservation_pods(pods, namespace=RESERVATION_NAMESPACE):
+    return [pod for pod in pods if meta(pod).get('namespace') == namespace]
+
+
+def gpu_group(pod):
+    """The GPU group KAI's binder put a fraction pod (and its reservation pod) in."""
+    return labels(pod).get(GPU_GROUP_LABEL)
+
+
+def reserved_gpu(reservation_pod):
+    """The device id the GPU holder wrote on a reservation pod."""
+    return annotations(reservation_pod).get(RESERVATION_GPU_ANNOTATION)
+
+
+def env_source(pod, variable=VISIBLE_DEVICES):
+    """Where a pod's variable comes from: ('value', v), ('configmap', name, key) or None.
+
+    Looks at every container, first match wins; KAI puts it on the fraction
+    container (container 0 unless annotated otherwise).
+    """
+    for container in ((pod or {}).get('spec') or {}).get('containers') or []:
+        for env in container.get('env') or []:
+            if env.get('name') != variable:
+                continue
+            if 'value' in env:
+                return ('value', env['value'])
+            ref = (env.get('valueFrom') or {}).get('configMapKeyRef')
+            if ref:
+                return ('configmap', ref.get('name'), ref.get('key'))
+    return None
+
+
+def resolve_env(pod, configmaps, variable=VISIBLE_DEVICES):
+    """A pod's variable resolved through its ConfigMap reference, without exec.
+
+    configmaps maps ConfigMap name to object, in the pod's namespace.
+    Returns None when the pod has no such variable or the value is not
+    there yet (the binder fills the ConfigMap just before binding).
+    """
+    source = env_source(pod, variable)
+    if source is None:
+        return None
+    if source[0] == 'value':
+        return source[1]
+    configmap = configmaps.get(source[1])
+    if configmap is None:
+        return None
+    return (configmap.get('data') or {}).get(source[2])
+
+
+def shared_gpu_configmap_names(pod):
+    """ConfigMaps a fraction pod's environment is read from."""
+    names = set()
+    source = env_source(pod)
+    if source and source[0] == 'configmap':
+        names.add(source[1])
+    prefix = annotations(pod).get(SHARED_GPU_CONFIGMAP_ANNOTATION)
+    if prefix:
+        names.add(prefix + '-0')
+    return sorted(names)
