@@ -13,7 +13,7 @@ symlink, never followed). ``replace_learner_file`` is the solver's write:
 unchanged content is left alone, other content is backed up first. When root
 writes into a directory owned by someone else (a learner's workdir), the new
 file is given to the directory's owner, so the learner can read the grade as
-the same user. Given a learner_read.Workdir, every step works relative to
+the same user. Given a Workdir (learner/workdir_fd.py), every step works relative to
 its descriptor (``dir_fd=``), so a workdir swapped for a link after it was
 opened changes nothing. Failures to write raise ``LearnerFileError`` with the
 problem in en and ko.

@@ -22,6 +22,7 @@ import os
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
@@ -119,7 +120,7 @@ class StepRunner(object):
 
     def read_file(self, name):
         """A learner file's text, or None when it is missing or cannot be used (a link, a FIFO, too large)."""
-        return learner_read.read_text(self.workdir, name).content
+        return learner_parse.read_text(self.workdir, name).content
 
     # ------------------------------------------------------------ cluster writes
     def apply(self, obj):

@@ -16,7 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
@@ -72,7 +72,7 @@ def yaml_docs(snapshot, file_name):
 
 
 def json_object(snapshot, file_name):
-    content = learner_read.parse_json(file_name, raw_file(snapshot, file_name))
+    content = learner_parse.parse_json(file_name, raw_file(snapshot, file_name))
     if content.problem:
         raise stopped(content.problem)
     if not isinstance(content.content, dict):
