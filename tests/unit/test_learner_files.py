@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""learner_read, learner_parse, learner_yaml, learner_write and learner_text against the hostile workdirs of issue 13.
+"""learner_read, learner_parse, learner_yaml, learner_write, learner_backup and learner_text against the hostile workdirs of issue 13.
 
 Each hostile input is read in a child Python process with a timeout, so a
 hang fails the test instead of hanging it, and the child reports its own
@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import backup as learner_backup
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
@@ -306,9 +307,9 @@ def test_root_writing_into_a_learners_directory_gives_the_file_to_the_learner(wo
 def test_two_replacements_in_one_second_keep_both_originals(workdir):
     (workdir / "queues.yaml").write_text("original\n")
     now = time.time()
-    first = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
+    first = learner_backup.backup_file(str(workdir), "queues.yaml", now=now)
     (workdir / "queues.yaml").write_text("second\n")
-    second = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
+    second = learner_backup.backup_file(str(workdir), "queues.yaml", now=now)
     assert first != second and second == first + "-2"
     assert open(first).read() == "original\n" and open(second).read() == "second\n"
 
@@ -320,27 +321,27 @@ def test_backup_never_writes_through_a_planted_backup_symlink(workdir, tmp_path)
     now = time.time()
     planted = workdir / ("queues.yaml.bak-%s" % time.strftime("%Y%m%d-%H%M%S", time.localtime(now)))
     planted.symlink_to(victim)
-    backup = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
+    backup = learner_backup.backup_file(str(workdir), "queues.yaml", now=now)
     assert backup == str(planted) + "-2" and open(backup).read() == "learner\n"
     assert victim.read_text() == "precious\n"
 
 
 def test_replace_learner_file_keeps_a_symlink_as_a_symlink_and_never_reads_it(workdir):
     (workdir / "gang.txt").symlink_to("/dev/zero")
-    changed, backup = learner_write.replace_learner_file(str(workdir), "gang.txt", "text\n")
+    changed, backup = learner_backup.replace_learner_file(str(workdir), "gang.txt", "text\n")
     assert changed and os.readlink(backup) == "/dev/zero"
     assert (workdir / "gang.txt").read_text() == "text\n"
 
 
 def test_replace_learner_file_backs_up_a_non_utf8_file_byte_for_byte(workdir):
     (workdir / "nolimit.txt").write_bytes(b"\xff\xfe old")
-    changed, backup = learner_write.replace_learner_file(str(workdir), "nolimit.txt", "new\n")
+    changed, backup = learner_backup.replace_learner_file(str(workdir), "nolimit.txt", "new\n")
     assert changed and open(backup, "rb").read() == b"\xff\xfe old"
 
 
 def test_replace_learner_file_with_same_content_changes_nothing(workdir):
     (workdir / "podgroup.txt").write_text("pg-p1\n")
-    assert learner_write.replace_learner_file(str(workdir), "podgroup.txt", "pg-p1\n") == (False, None)
+    assert learner_backup.replace_learner_file(str(workdir), "podgroup.txt", "pg-p1\n") == (False, None)
     assert os.listdir(str(workdir)) == ["podgroup.txt"]
 
 
@@ -349,21 +350,21 @@ def test_replace_learner_file_refuses_a_directory_or_fifo_and_keeps_it(workdir):
     os.mkfifo(str(workdir / "gang.txt"))
     for name, words in (("report.json", "is a directory"), ("gang.txt", "is a FIFO (named pipe)")):
         with pytest.raises(learner_read.LearnerFileError) as raised:
-            learner_write.replace_learner_file(str(workdir), name, "x")
+            learner_backup.replace_learner_file(str(workdir), name, "x")
         assert words + " where the lab writes a file" in raised.value.problem["en"]
     assert sorted(os.listdir(str(workdir))) == ["gang.txt", "report.json"]
 
 
 def test_replace_learner_file_in_check_mode_writes_nothing(workdir):
     (workdir / "p1.yaml").write_text("old\n")
-    assert learner_write.replace_learner_file(str(workdir), "p1.yaml", "new\n", check_mode=True) == (True, None)
-    assert learner_write.replace_learner_file(str(workdir / "absent"), "p1.yaml", "new\n", check_mode=True) == (True, None)
+    assert learner_backup.replace_learner_file(str(workdir), "p1.yaml", "new\n", check_mode=True) == (True, None)
+    assert learner_backup.replace_learner_file(str(workdir / "absent"), "p1.yaml", "new\n", check_mode=True) == (True, None)
     assert os.listdir(str(workdir)) == ["p1.yaml"] and (workdir / "p1.yaml").read_text() == "old\n"
 
 
 def test_replace_learner_file_creates_a_missing_workdir_private(tmp_path):
     workdir = tmp_path / "new"
-    assert learner_write.replace_learner_file(str(workdir), "p1.yaml", "x\n") == (True, None)
+    assert learner_backup.replace_learner_file(str(workdir), "p1.yaml", "x\n") == (True, None)
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
 
 

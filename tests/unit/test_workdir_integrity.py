@@ -30,6 +30,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import backup as learner_backup
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir_fd as learner_workdir_fd
 
 from conftest import COLLECTION_PATH
@@ -64,7 +65,7 @@ def test_a_set_uid_learner_file_never_becomes_a_root_set_uid_backup(learner_work
     os.chown(str(queues), LEARNER, LEARNER)
     os.chmod(str(queues), 0o4755)
     workdir = learner_workdir_fd.open_workdir(str(learner_workdir))
-    changed, backup = learner_write.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
+    changed, backup = learner_backup.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
     info = os.stat(backup)
     assert changed and not info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
     assert (info.st_uid, info.st_gid) == (LEARNER, LEARNER), "owned like the file it copies"
@@ -92,7 +93,7 @@ def test_a_copy_owned_by_someone_who_cannot_own_it_is_roots_at_0600(learner_work
         raise OSError(errno.EPERM, "not permitted")
 
     monkeypatch.setattr(os, "fchown", refuse)
-    backup = learner_write.backup_file(str(learner_workdir), "queues.yaml")
+    backup = learner_backup.backup_file(str(learner_workdir), "queues.yaml")
     info = os.stat(backup)
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o600)
 
@@ -103,7 +104,7 @@ def test_a_sparse_gigabyte_is_backed_up_without_the_disk_use_growing(learner_wor
         handle.truncate(1024 ** 3)
     before = _blocks(str(learner_workdir))
     started = time.monotonic()
-    changed, backup = learner_write.replace_learner_file(learner_workdir_fd.open_workdir(str(learner_workdir)),
+    changed, backup = learner_backup.replace_learner_file(learner_workdir_fd.open_workdir(str(learner_workdir)),
                                                         "queues.yaml", "kind: Queue\n")
     assert changed and time.monotonic() - started < 5
     assert os.stat(backup).st_size == 1024 ** 3 and os.stat(backup).st_blocks == 0
@@ -116,7 +117,7 @@ def test_a_file_over_the_limit_is_moved_into_the_backup_not_copied(learner_workd
     (learner_workdir / "p1.yaml").write_bytes(big)
     inode = os.stat(str(learner_workdir / "p1.yaml")).st_ino
     before = _blocks(str(learner_workdir))
-    changed, backup = learner_write.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
+    changed, backup = learner_backup.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
     assert changed and os.stat(backup).st_ino == inode and os.stat(backup).st_nlink == 1
     assert Path(backup).read_bytes() == big
     assert _blocks(str(learner_workdir)) <= before + 8
@@ -132,7 +133,7 @@ def test_a_file_over_the_limit_that_cannot_be_moved_safely_is_refused_and_kept(l
     else:
         os.link(str(big), str(tmp_path / "other-name"))
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_write.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
+        learner_backup.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
     assert "more than the lab copies (256 KiB)" in raised.value.problem["en"]
     assert "Move it out of the workdir yourself" in raised.value.problem["en"]
     assert "옮긴 뒤 다시 실행하세요" in raised.value.problem["ko"]
@@ -195,7 +196,7 @@ def test_reads_and_writes_after_a_swap_stay_in_the_directory_opened(learner_work
     moved = _swap_for_a_link(learner_workdir, victim)
     assert learner_parse.read_text(workdir, "queues.yaml").content == "learner's queues\n"
     learner_write.write_file(workdir, "grade.json", "{}\n")
-    changed, backup = learner_write.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
+    changed, backup = learner_backup.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
     assert changed and backup.startswith(str(learner_workdir) + "/queues.yaml.bak-")
     assert (victim / "queues.yaml").read_text() == "root's queues\n"
     assert (victim / "grade.json").read_text() == "root's grade\n"
