@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
@@ -162,9 +163,9 @@ def require_running(snapshot, name):
 
 
 def pod_events(snapshot, name):
-    return kai.events_for(snapshot.events, 'Pod', name)
+    return kai_events.events_for(snapshot.events, 'Pod', name)
 
 
 def ran_by_kai(snapshot, name):
     return any(e.get('reason') == 'Scheduled' and 'at node-pool' in (e.get('message') or '')
-               and kai.reported_by_scheduler(e) for e in pod_events(snapshot, name))
+               and kai_events.reported_by_scheduler(e) for e in pod_events(snapshot, name))
