@@ -27,6 +27,7 @@ from lab_testing import NS, checks, solved
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
@@ -143,7 +144,7 @@ def test_a_forged_event_beside_kais_real_word_is_named_in_the_evidence(graded):
     check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
     assert check["status"] == PASSED
     assert [p["uid"] for p in check["evidence"][gr.PROOF_KEY] if p["kind"] == "event"] == [
-        e["metadata"]["uid"] for e in sorted(state["events"], key=kai.event_time)
+        e["metadata"]["uid"] for e in sorted(state["events"], key=kai_events.event_time)
         if e.get("reason") == "Unschedulable" and e["metadata"]["name"] != "nl-1.forged"]
     assert any("nl-1.forged" in line and FORGED in line for line in check["evidence"]["not_proof"])
 
@@ -196,7 +197,7 @@ def test_a_forged_event_on_the_jobs_podgroup_name_with_another_uid_fails_on_v017
 def test_a_forged_evict_with_kais_component_fails_preempt_evicted(graded, fixtures, what, changes, why):
     state, _files = solved(fixtures)
     event = real(state["events"], "Evict", "PodGroup")
-    assert event["source"]["component"] == kai.SCHEDULER_COMPONENT
+    assert event["source"]["component"] == kai_events.SCHEDULER_COMPONENT
     state["events"] = without(state["events"], "Evict") + [forge(event, "evict.forged", **changes)]
     check = checks(graded(state, "v0.12.0"))["preempt.evicted"]
     assert check["status"] == FAILED, (what, check["message"])

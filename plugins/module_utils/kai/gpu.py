@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Who holds which GPU in KAI's terms, as pure functions over dicts.
 
-The GPU side of the KAI domain (kai/objects.py is the rest): whole-GPU limits, the
+The GPU side of the KAI domain (kai/objects.py and kai/events.py are the rest): whole-GPU limits, the
 node's ledger, GPU fractions, the reservation pods that hold a shared card
 and the device a fraction pod is told to use.
 

@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
@@ -64,7 +65,7 @@ class Known(object):
     Filled by the step: first the objects that exist now (their uid and
     creationTimestamp), then, for one that is gone, the uid the grader's
     record saw, else the one uid the lab's events give it
-    (kai.uid_from_events) -- but only from events the API server stored
+    (kai_events.uid_from_events) -- but only from events the API server stored
     before `before`, the creation of a later step's pod that exists now
     (bd-1, see later_pod_created): the Events of step 3's nl-1 or step 5's
     gang once deleted were stored before step 6 began, while an Event a
@@ -105,7 +106,7 @@ class Known(object):
         """The uid the events stored before `before` give an object (None without `before`)."""
         if not self.before:
             return None
-        return kai.uid_from_events(self.snapshot.events, kind, name, stored_before=self.before)
+        return kai_events.uid_from_events(self.snapshot.events, kind, name, stored_before=self.before)
 
     def recorded_owner_uid(self, owner):
         """The uid in the name of a PodGroup pg-<owner>-<uid> the record saw (pod-grouper names it after
@@ -124,10 +125,10 @@ class Known(object):
 
     def why_not(self, event, reporter=True):
         """None when event is KAI's word about one of these objects, else why not (en, ko)."""
-        obj = kai.involved(event)
+        obj = kai_events.involved(event)
         kind, name, claimed = obj.get('kind'), obj.get('name'), obj.get('uid')
         what = '%s/%s' % (printable(kind, 40), printable(name, 120))
-        if reporter and not kai.reported_by_scheduler(event):
+        if reporter and not kai_events.reported_by_scheduler(event):
             return _both('not_scheduler')
         known = self.objects.get((kind, name))
         if known is None:
@@ -136,18 +137,18 @@ class Known(object):
             return _both('no_uid')
         if claimed != known['uid']:
             return _both('other_uid', object=what, uid=known['uid'], claimed=printable(claimed, 64))
-        stored = printable(kai.event_stored(event), 40)
-        if not kai.event_is_about(event, kind, name, known['uid'], known['created']):
+        stored = printable(kai_events.event_stored(event), 40)
+        if not kai_events.event_is_about(event, kind, name, known['uid'], known['created']):
             return _both('too_early', object=what, stored=stored, created=known['created'])
-        if known['before'] and not kai.not_before(known['before'], kai.event_stored(event)):
+        if known['before'] and not kai_events.not_before(known['before'], kai_events.event_stored(event)):
             return _both('too_late', object=what, stored=stored, before=known['before'])
         return None
 
     def gone_word(self, event):
         """Whether event looks like KAI's word about another object that is gone (not one of the step's):
         KAI's reporter, the uid its other events give, stored before `before`."""
-        obj = kai.involved(event)
-        return kai.reported_by_scheduler(event) and bool(obj.get('uid')) and bool(self.before) \
+        obj = kai_events.involved(event)
+        return kai_events.reported_by_scheduler(event) and bool(obj.get('uid')) and bool(self.before) \
             and obj.get('uid') == self.from_events(obj.get('kind'), obj.get('name'))
 
 
@@ -183,7 +184,7 @@ def as_event(proof):
 
 def forged_line(event, why, lang):
     """One line naming an Event that is no proof and why."""
-    obj = kai.involved(event)
+    obj = kai_events.involved(event)
     return _say('forged', lang, event=printable(kai.name_of(event) or '?', 120), reason=printable(event.get('reason'), 40),
                 object='%s/%s' % (printable(obj.get('kind'), 40), printable(obj.get('name'), 120)),
                 why=why['en'], why_ko=why['ko'])

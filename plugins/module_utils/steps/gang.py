@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
@@ -201,9 +202,9 @@ def job_pods_grouped_alone(snapshot):
 def gang_evidence(snapshot):
     """KAI's gang messages still in the cluster: [(kind, object name, message, proof for the record, event)];
     event is None for a live PodGroup's condition."""
-    seen = [(kai.involved(e).get('kind'), kai.involved(e).get('name'), e.get('message') or '',
+    seen = [(kai_events.involved(e).get('kind'), kai_events.involved(e).get('name'), e.get('message') or '',
              grade_record.proof_from_event(e), e)
-            for e in sorted(snapshot.events, key=kai.event_time)
+            for e in sorted(snapshot.events, key=kai_events.event_time)
             if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
     seen += [('PodGroup', kai.name_of(pg), r['message'], grade_record.proof_from_condition(pg, r), None)
              for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg) if kai.GANG_MESSAGE_MARK in r['message']]
@@ -243,8 +244,8 @@ def gang_objects(snapshot, supported):
         known.add_live('PodGroup', podgroup)
     else:
         known.add_gone('PodGroup', name)
-    for event in kai.events_for(snapshot.events, 'Job', GANG):
-        if kai.involved(event).get('uid') == job_uid and (event.get('message') or '').startswith('Created pod: '):
+    for event in kai_events.events_for(snapshot.events, 'Job', GANG):
+        if kai_events.involved(event).get('uid') == job_uid and (event.get('message') or '').startswith('Created pod: '):
             known.add_gone('Pod', event['message'][len('Created pod: '):])
     for pod_name in recorded_pods(known):
         known.add_gone('Pod', pod_name)
@@ -286,7 +287,7 @@ def check_reason(snapshot):
             None if (kind, name) in known.objects else {'en': 'not the gang', 'ko': '갱이 아닙니다'})
         if why is None:
             bound.append(item)
-        elif event is None or live_object(snapshot, kind, name, kai.involved(event).get('uid')) \
+        elif event is None or live_object(snapshot, kind, name, kai_events.involved(event).get('uid')) \
                 or known.gone_word(event):
             others.append(item)  # KAI's word about another object of the learner's
         else:

@@ -14,9 +14,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
@@ -72,7 +73,7 @@ def yaml_docs(snapshot, file_name):
 
 
 def json_object(snapshot, file_name):
-    content = learner_read.parse_json(file_name, raw_file(snapshot, file_name))
+    content = learner_parse.parse_json(file_name, raw_file(snapshot, file_name))
     if content.problem:
         raise stopped(content.problem)
     if not isinstance(content.content, dict):
@@ -162,9 +163,9 @@ def require_running(snapshot, name):
 
 
 def pod_events(snapshot, name):
-    return kai.events_for(snapshot.events, 'Pod', name)
+    return kai_events.events_for(snapshot.events, 'Pod', name)
 
 
 def ran_by_kai(snapshot, name):
     return any(e.get('reason') == 'Scheduled' and 'at node-pool' in (e.get('message') or '')
-               and kai.reported_by_scheduler(e) for e in pod_events(snapshot, name))
+               and kai_events.reported_by_scheduler(e) for e in pod_events(snapshot, name))

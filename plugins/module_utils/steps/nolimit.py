@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
@@ -114,7 +115,7 @@ def nl1_objects(snapshot):
 
 def claims_nl1(event, known):
     """Whether an event says it is about nl-1 or its PodGroup (or a PodGroup that is no live object)."""
-    obj = kai.involved(event)
+    obj = kai_events.involved(event)
     if obj.get('kind') == 'Pod':
         return obj.get('name') == NL1
     if obj.get('kind') != 'PodGroup':
@@ -131,7 +132,7 @@ def over_limit_proofs(snapshot):
     if podgroup is not None:
         proofs.extend(grade_record.proof_from_condition(podgroup, r) for r in kai.scheduling_reasons(podgroup)
                       if r['reason'] == kai.REASON_OVER_LIMIT)
-    for event in sorted(snapshot.events, key=kai.event_time):
+    for event in sorted(snapshot.events, key=kai_events.event_time):
         if event.get('reason') != 'Unschedulable' or kai.REASON_OVER_LIMIT not in (event.get('message') or '') \
                 or not claims_nl1(event, known):
             continue
