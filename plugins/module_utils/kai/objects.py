@@ -19,7 +19,8 @@ __metaclass__ = type
 import math
 
 # The API versions of KAI's objects: set once in the client's table of kinds.
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import PODGROUP_API, QUEUE_API  # noqa: F401
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import (  # noqa: F401 pylint: disable=unused-import
+    PODGROUP_API, QUEUE_API)
 
 QUEUE_LABEL = 'kai.scheduler/queue'
 SCHEDULER_NAME = 'kai-scheduler'

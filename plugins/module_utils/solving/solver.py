@@ -26,7 +26,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse a
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import backup as learner_backup
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError, admission_denial
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import admission_denial
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.lab_view import LabView
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.wait import WaitTimeout, get_waiter
 
