@@ -68,6 +68,7 @@ IXIMIUZ = {
 
 
 def export(tmp_path, platform, collection=None, lang="en"):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     if collection is None:
         collection = str(tmp_path / TARBALL)
         (tmp_path / TARBALL).write_bytes(b"not really a collection")
@@ -271,3 +272,32 @@ def test_iximiuz_tasks_keep_the_hint_and_mark_a_lasting_environment_fault(tmp_pa
     assert not state.with_suffix(".broken-since").exists()
     assert run(None, tmp_path, 0, "step 5 gang: PASSED", task["run"]).returncode == 0
     assert run(None, tmp_path, 0, "", task["hintcheck"]).stdout == ""
+
+
+# ---------------------------------------------------------------- the module kai_lab_export (playbooks/export.yml)
+
+def module_run(capsys, args, check=False):
+    from ansible.module_utils.testing import patch_module_args
+    from ansible_collections.gsb.kai_lab.plugins.modules import kai_lab_export
+    if check:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            kai_lab_export.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_module_writes_what_kai_lab_export_writes(tmp_path, capsys):
+    (tmp_path / TARBALL).write_bytes(b"not really a collection")
+    args = {"platform": "killercoda", "dest": str(tmp_path / "module"), "collection": str(tmp_path / TARBALL), "lang": "en"}
+    planned = module_run(capsys, args, check=True)
+    assert planned["changed"] and not (tmp_path / "module").exists()
+    done = module_run(capsys, args)
+    assert done["changed"] and sorted(done["files"]) == sorted(planned["files"])
+    dest, _ = export(tmp_path / "verb", "killercoda")
+    made = dict((str(p.relative_to(dest)), p.read_bytes()) for p in dest.rglob("*") if p.is_file())
+    assert made == dict((str(p.relative_to(tmp_path / "module")), p.read_bytes())
+                        for p in (tmp_path / "module").rglob("*") if p.is_file())
+    failed = module_run(capsys, dict(args, platform="instruqt", dest=str(tmp_path / "i")))
+    assert failed["failed"] and failed["msg"].startswith("Instruqt copies no file to its machines")
+    assert " / Instruqt 는 머신에 파일을 복사하지 않습니다" in failed["msg"]

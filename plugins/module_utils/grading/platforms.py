@@ -94,8 +94,19 @@ def collection_source(collection):
     return 'file', name
 
 
+def dumped(data):
+    """YAML with every multi-line string (a script, a page) as a literal block, as one writes it by hand."""
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper, value):
+        return dumper.represent_scalar('tag:yaml.org,2002:str', value, style='|' if '\n' in value else None)
+    Dumper.add_representer(str, text)
+    return yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000)
+
+
 def front_matter(fields, body):
-    return '---\n%s---\n%s' % (yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=1000), body)
+    return '---\n%s---\n%s' % (dumped(fields), body)
 
 
 def step_markdown(lab, step, extra=None):
@@ -107,7 +118,8 @@ def step_markdown(lab, step, extra=None):
 def killercoda(lab, collection, kind, name):
     source = collection if kind == 'url' else '%s/%s' % (KILLERCODA_ASSETS, name)
     files = {
-        'intro/text.md': (lab_text.markdown([('h', 1, lab.title())] + lab.intro() + lab.notes()), TEXT),
+        'intro/text.md': (lab_text.markdown([('h', 1, lab.title()), ('p', lab.teaser())] + lab.intro() + lab.notes()),
+                          TEXT),
         'intro/background.sh': (scripts.setup('Killercoda', source, lab.lang), SCRIPT),
         'intro/foreground.sh': (scripts.wait_ready(lab.lang), SCRIPT),
         'finish/text.md': (lab_text.markdown(lab.finish(level=1)), TEXT),
@@ -124,7 +136,7 @@ def killercoda(lab, collection, kind, name):
                'finish': {'text': 'finish/text.md'}}
     if kind == 'file':
         details['assets'] = {'host01': [{'file': name, 'target': KILLERCODA_ASSETS}]}
-    index = {'title': lab.title(), 'description': lab.summary(registry.STEPS[0].id), 'details': details,
+    index = {'title': lab.title(), 'description': lab.teaser(), 'details': details,
              'backend': {'imageid': 'ubuntu'}}
     files['index.json'] = (json.dumps(index, indent=2, ensure_ascii=False) + '\n', TEXT)
     return files, ('assets/' + name if kind == 'file' else None)
@@ -136,14 +148,14 @@ def instruqt(lab, collection, kind, name):
     if kind != 'url':
         raise ExportError(both('needs_url'))
     track = {'slug': 'kai-scheduler-lab', 'type': 'track', 'title': lab.title(),
-             'teaser': lab.summary(registry.STEPS[0].id),
+             'teaser': lab.teaser(),
              'description': lab_text.markdown(lab.intro(level=2)),
              'tags': ['kubernetes', 'kai-scheduler', 'gpu'], 'skipping_enabled': True, 'show_timer': True}
     config = {'version': '3', 'virtualmachines': [{'name': HOST, 'image': 'ubuntu-os-cloud/ubuntu-2204-lts',
                                                    'shell': '/bin/bash', 'machine_type': 'n1-standard-2'}]}
     files = {
-        'track.yml': (yaml.safe_dump(track, sort_keys=False, allow_unicode=True, width=1000), TEXT),
-        'config.yml': (yaml.safe_dump(config, sort_keys=False), TEXT),
+        'track.yml': (dumped(track), TEXT),
+        'config.yml': (dumped(config), TEXT),
         'track_scripts/setup-' + HOST: (scripts.setup('Instruqt', collection, lab.lang,
                                                       wait_for='/opt/instruqt/bootstrap/host-bootstrap-completed'), SCRIPT),
     }
@@ -186,7 +198,7 @@ def simple_task(lab, step):
 
 def iximiuz(lab, collection, kind, name, today):
     source = collection if kind == 'url' else IXIMIUZ_STATIC + name
-    fields = {'kind': 'tutorial', 'title': lab.title(), 'description': lab.summary(registry.STEPS[0].id),
+    fields = {'kind': 'tutorial', 'title': lab.title(), 'description': lab.teaser(),
               'categories': ['kubernetes'], 'tagz': ['kai-scheduler', 'gpu', 'scheduling'],
               'createdAt': today, 'cover': '__static__/cover.png',
               'playground': {'name': 'ubuntu-24-04',

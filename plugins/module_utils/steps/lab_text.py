@@ -86,6 +86,10 @@ class Lab(object):
     def title(self):
         return self.text['title']
 
+    def teaser(self):
+        """One sentence on the whole lab (a platform's description of it)."""
+        return self.fill(self.text['teaser'])
+
     def step_title(self, step):
         return self.fill(self.text['step_title'], number=step.number, title=step.title[self.lang])
 
@@ -125,7 +129,7 @@ class Lab(object):
 
     def whole(self):
         """The whole lab text: title, what and why, the lab machine, the steps, the mistakes, the notes."""
-        nodes = [('h', 1, self.title())] + self.intro()
+        nodes = [('h', 1, self.title()), ('p', self.teaser())] + self.intro()
         for step in registry.STEPS:
             nodes.extend(self.step(step.id))
         return nodes + self.notes() + self.finish()

@@ -18,6 +18,8 @@ __metaclass__ = type
 
 TEXT = {
     'title': 'The KAI-Scheduler lab: queues, gangs, priorities and shared GPUs',
+    'teaser': 'Make KAI-Scheduler build a queue tree, hold a gang, evict for priority and share a GPU, and read '
+              'why it decided so, in eight steps each checked as you go.',
     'and': 'and',
     'queue_root': '`{name}`: a top-level queue with GPU quota {quota} and GPU limit {limit}',
     'queue_child': '`{name}`: a child of `{parent}` with GPU quota {quota} and GPU limit {limit}',

@@ -13,6 +13,8 @@ __metaclass__ = type
 
 TEXT = {
     'title': 'KAI-Scheduler 실습: 큐, 갱, 우선순위, 나눠 쓰는 GPU',
+    'teaser': 'KAI-Scheduler 가 큐 트리를 세우고, 갱을 붙잡아 두고, 우선순위로 밀어내고, GPU 를 나눠 주게 하고, 왜 그렇게 '
+              '결정했는지 읽습니다. 여덟 단계를 하나씩 확인하며 나아갑니다.',
     'and': ',',
     'queue_root': '`{name}`: 맨 위 큐, GPU quota {quota}, GPU limit {limit}',
     'queue_child': '`{name}`: `{parent}` 의 자식 큐, GPU quota {quota}, GPU limit {limit}',
