@@ -72,7 +72,7 @@ def values(namespace, workdir, kai_namespace):
         'namespace': namespace, 'workdir': workdir, 'kai_namespace': kai_namespace,
         'kai_version': kai_profiles.LAB_VERSION, 'gpus': fraction.NODE_GPUS,
         'scheduler': kai.SCHEDULER_NAME, 'queue_label': kai.QUEUE_LABEL, 'queue_api': kai.QUEUE_API,
-        'queue_resource': 'queues.' + kai.QUEUE_API.split('/')[0],
+        'queue_resource': 'queues.' + kai.QUEUE_API.partition('/')[0],
         'gpu_resource': kai_gpu.GPU_RESOURCE, 'fraction_annotation': kai_gpu.FRACTION_ANNOTATION,
         'reservation_ns': kai_gpu.RESERVATION_NAMESPACE, 'visible_devices': kai_gpu.VISIBLE_DEVICES,
         'podgroup_annotation': kai.PODGROUP_ANNOTATION, 'over_limit': kai.REASON_OVER_LIMIT,
