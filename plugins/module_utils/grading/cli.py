@@ -7,6 +7,7 @@
   kai-lab check        grade the whole lab (writes grade.json and grade-junit.xml)
   kai-lab status       every step's last result from the grader's record, and what is next
   kai-lab hint STEP    the step's hints
+  kai-lab task [STEP], kai-lab export PLATFORM DIR, kai-lab check STEP --first-failure: grading/cli_task.py
 
 The grade is grade_session.grade(), the very code the module kai_lab_grade
 runs. The lab's settings come from the config file provision writes
@@ -35,6 +36,7 @@ import os
 import pwd
 import sys
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli_task
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.cli_output import CANNOT_GRADE_EXIT, LANGS, Output, _say
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.cli_verbs import check, hint, status
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
@@ -90,12 +92,13 @@ def parser_for(lang, config):
     common.add_argument('--json', action='store_true', help=_say('json', lang))
     parser.add_argument('--lang', choices=LANGS, dest='top_lang', help=_say('lang', lang, default=config.get('lang') or 'ko'))
     parser.add_argument('--json', action='store_true', dest='top_json', help=_say('json', lang))
-    commands = parser.add_subparsers(dest='command', title=_say('commands', lang), metavar='{check,status,hint}')
+    commands = parser.add_subparsers(dest='command', title=_say('commands', lang), metavar='{%s}' % ','.join(('check', 'status', 'hint') + cli_task.VERBS))
     commands.required = True
     check = commands.add_parser('check', parents=[common], help=_say('check', lang), description=_say('check', lang),
                                 epilog=epilog, add_help=False)
     check.add_argument('-h', '--help', action='help', help=_say('help', lang))
     check.add_argument('step', nargs='?', help=_say('check_step', lang))
+    cli_task.add_check_options(check, lang)
     status = commands.add_parser('status', parents=[common], help=_say('status', lang),
                                  description=_say('status', lang), add_help=False)
     status.add_argument('-h', '--help', action='help', help=_say('help', lang))
@@ -103,6 +106,7 @@ def parser_for(lang, config):
                                epilog=epilog, add_help=False)
     hint.add_argument('-h', '--help', action='help', help=_say('help', lang))
     hint.add_argument('step', help=_say('hint_step', lang))
+    cli_task.add_parsers(commands, common, lang, _say('help', lang), epilog)
     return parser
 
 
@@ -142,10 +146,14 @@ def main(argv=None, config_path=None, stdout=None, stderr=None, cluster=None):
     as_json = args.json or args.top_json
     settings = settings_of(config, lang)
     try:
+        if args.command == 'check' and args.first_failure:
+            return cli_task.first_failure(settings, args.step, lang, out, cluster=cluster)
         if args.command == 'check':
             return check(settings, args.step, lang, out, as_json, cluster=cluster, err=err)
         if args.command == 'status':
             return status(settings, lang, out, as_json, cluster=cluster)
+        if args.command in cli_task.VERBS:
+            return cli_task.run(args, settings, lang, out, err, as_json)
         return hint(args.step, lang, out, as_json)
     except Exception as exc:  # never a traceback for the learner
         err.line(_say('internal', lang, error='%s: %s' % (type(exc).__name__, exc)))

@@ -18,6 +18,7 @@ __metaclass__ = type
 import json
 import unicodedata
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import say
 
 PASSED_EXIT, NOT_PASSED_EXIT, CANNOT_GRADE_EXIT = 0, 1, 2
@@ -97,3 +98,7 @@ class Output(object):
 
     def json(self, value):
         self.stream.write(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + '\n')
+
+
+def _unknown_step(step, lang):
+    return _say('unknown_step', lang, step=step, steps=', '.join(steps.STEP_IDS))

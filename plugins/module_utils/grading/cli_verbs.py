@@ -16,14 +16,12 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.cli_output import CANNOT_GRADE_EXIT, NOT_PASSED_EXIT, PASSED_EXIT, _say, console
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli_task
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.cli_output import (
+    CANNOT_GRADE_EXIT, NOT_PASSED_EXIT, PASSED_EXIT, _say, _unknown_step, console)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store as grade_record_store
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import say
-
-
-def _unknown_step(step, lang):
-    return _say('unknown_step', lang, step=step, steps=', '.join(steps.STEP_IDS))
 
 
 def _next_step(done_ids):
@@ -124,7 +122,8 @@ def status(settings, lang, out, as_json, cluster=None):
     if as_json:
         out.json({'kai': kai or {'error': kai_said}, 'record': path,
                   'notes': [n.get(lang) or n['en'] for n in notes], 'steps': rows,
-                  'next': following.id if following else None})
+                  'next': following.id if following else None,
+                  'next_task': cli_task.next_task_line(settings, lang, following) if following else None})
     else:
         out.line(kai_said)
         exists = path and os.path.exists(path)
@@ -141,6 +140,8 @@ def status(settings, lang, out, as_json, cluster=None):
                 what = _say('status_none', lang)
             out.line('%-2s %-10s %s (%s)' % (row['number'], row['id'], what, row['title']))
         out.line(_next_line(done, lang))
+        if following is not None:
+            out.line(cli_task.next_task_line(settings, lang, following))
     return PASSED_EXIT if following is None else NOT_PASSED_EXIT
 
 
