@@ -291,3 +291,77 @@ def test_a_recorded_evict_repeated_after_bd1_ran_is_still_used(graded, tmp_path)
     store.save(path, record)
     check = checks(graded(hand.hand_state(8, events=False), hand.KAI_VERSION, record_path=path))["preempt.evicted"]
     assert check["status"] == PASSED and check["evidence"]["victim"] == "tr-2", check["message"]
+
+
+# ---------------------------------------------------------------- issue 33 row 1: the Event's own times
+
+def hour_before(stamp):
+    """The same RFC 3339 time stamp an hour earlier (all the recordings are on one day, after 01:00)."""
+    return "%s%02d%s" % (stamp[:11], int(stamp[11:13]) - 1, stamp[13:])
+
+
+def live_object(state, kind, name_prefix):
+    objects = state["pods"] if kind == "Pod" else state["podgroups"]
+    return [o for o in objects if o["metadata"]["name"].startswith(name_prefix)][0]
+
+
+@pytest.mark.parametrize("field", ["firstTimestamp", "lastTimestamp", "eventTime"])
+@pytest.mark.parametrize("kind, prefix", [("PodGroup", "pg-nl-1-"), ("Pod", "nl-1")])
+def test_an_event_whose_own_time_is_an_hour_before_its_object_fails_nolimit_reason(graded, field, kind, prefix):
+    """Real v0.17.0 step 3, KAI's word gone; a copy of KAI's OverLimit Event about the live nl-1 or its PodGroup
+    (uid copied, stored now) whose own time is an hour before that object was created."""
+    state = hand.hand_state(3)
+    created = live_object(state, kind, prefix)["metadata"]["creationTimestamp"]
+    event = real(state["events"], "Unschedulable", kind, kai.REASON_OVER_LIMIT)
+    early = hour_before(created) if field != "eventTime" else hour_before(created).replace("Z", ".000000Z")
+    state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.backdated", **{field: early})]
+    clear_conditions(state, "pg-nl-1-")
+    en, ko = graded(state, hand.KAI_VERSION), graded(copy.deepcopy(state), hand.KAI_VERSION, lang="ko")
+    check = checks(en)["nolimit.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert FORGED in check["message"] and "nl-1.backdated" in check["message"]
+    assert "its %s %s is before %s/%s was created at %s" % (
+        field, early, kind, live_object(state, kind, prefix)["metadata"]["name"], created) in check["message"]
+    assert u"%s 는 %s 에 만들어졌는데 이벤트의 %s 는 그 전인 %s 입니다" % (
+        "%s/%s" % (kind, live_object(state, kind, prefix)["metadata"]["name"]), created, field, early) \
+        in checks(ko)["nolimit.reason"]["message"]
+
+
+def test_a_backdated_event_is_never_kept_in_the_record(graded, tmp_path):
+    state = hand.hand_state(3)
+    created = live_object(state, "PodGroup", "pg-nl-1-")["metadata"]["creationTimestamp"]
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.REASON_OVER_LIMIT)
+    state["events"] = without(state["events"], "Unschedulable") + [
+        forge(event, "nl-1.backdated", firstTimestamp=hour_before(created), lastTimestamp=hour_before(created))]
+    clear_conditions(state, "pg-nl-1-")
+    path = store.record_path(str(tmp_path / "state"), NS)
+    assert checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]["status"] == FAILED
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+
+
+def test_an_overlimit_event_stored_after_nl1_ran_is_not_kais_word(graded, tmp_path):
+    """nl-1 never Pending: real v0.17.0 step 4 (nl-1 placed at 06:43:09), KAI's word gone (event TTL, conditions
+    cleared), and a copy of KAI's OverLimit Event about nl-1's PodGroup (uid and times copied) stored now.
+    KAI reports a pod unschedulable only while it waits, so an Event stored after nl-1 was placed is not KAI's."""
+    state = hand.hand_state(4)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.REASON_OVER_LIMIT)
+    state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.after")]
+    clear_conditions(state, "pg-nl-1-")
+    path = store.record_path(str(tmp_path / "state"), NS)
+    en = graded(state, hand.KAI_VERSION, record_path=path)
+    ko = graded(copy.deepcopy(state), hand.KAI_VERSION, lang="ko")
+    check = checks(en)["nolimit.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert "it was stored at %s, after nl-1 was placed at 2026-12-01T06:43:09Z" % NOW in check["message"]
+    assert u"nl-1 이 2026-12-01T06:43:09Z 에 배치된 뒤인 %s 에 저장되었습니다" % NOW in checks(ko)["nolimit.reason"]["message"]
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+
+
+def test_kais_real_overlimit_events_stay_kais_word_after_nl1_ran(graded):
+    """The same step 4 with KAI's real Events (stored at 06:43:02, before nl-1 was placed): still proof."""
+    state = hand.hand_state(4)
+    clear_conditions(state, "pg-nl-1-")
+    check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
+    assert check["status"] == PASSED and "not_proof" not in check["evidence"], check["message"]

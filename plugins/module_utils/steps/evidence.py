@@ -18,6 +18,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_POD, FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
@@ -46,6 +47,12 @@ WORDS = {
                  'ko': '{object} 는 이미 없는데, 실습이 6단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
     'too_early': {'en': 'it was stored at {stored}, before {object} was created at {created}',
                   'ko': '{object} 가 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+    'own_too_early': {'en': 'its {field} {time} is before {object} was created at {created}',
+                      'ko': '{object} 는 {created} 에 만들어졌는데 이벤트의 {field} 는 그 전인 {time} 입니다'},
+    'after_placed': {'en': 'it was stored at {stored}, after {pod} was placed at {placed}: KAI reports a pod as '
+                           'unschedulable only while it waits',
+                     'ko': '{pod} 이 {placed} 에 배치된 뒤인 {stored} 에 저장되었습니다: KAI는 파드가 기다리는 동안에만 '
+                           '배치할 수 없다고 알립니다'},
 }
 
 
@@ -72,9 +79,12 @@ class Known(object):
     the API server, not by the Event's creator).
 
     An Event is KAI's word about one of these objects when its reporter is
-    KAI's scheduler, its involvedObject has that kind, name and uid, and it
-    was stored no earlier than the object was created (and, for one known
-    from events only, no later than `before`).
+    KAI's scheduler, its involvedObject has that kind, name and uid, it was
+    stored and its own times (firstTimestamp, lastTimestamp, eventTime:
+    all that are set) are no earlier than the object was created, (for one
+    known from events only) it was stored no later than `before`, and (an
+    Unschedulable Event about a pod KAI has placed, or about its PodGroup)
+    it was stored no later than KAI placed that pod.
     """
 
     def __init__(self, snapshot, before=None):
@@ -84,14 +94,23 @@ class Known(object):
         # What the grader's record saw: (kind, name) -> uid.
         self.seen = recorded_objects(getattr(snapshot, 'record', None))
 
-    def add(self, kind, name, uid, created='', before=''):
+    def add(self, kind, name, uid, created='', before='', placed=None):
+        """placed: (pod name, when KAI placed it) for a pod KAI placed, or for the PodGroup of one."""
         if name and uid and (kind, name) not in self.objects:
-            self.objects[(kind, name)] = {'uid': uid, 'created': created or '', 'before': before or ''}
+            self.objects[(kind, name)] = {'uid': uid, 'created': created or '', 'before': before or '',
+                                          'placed': placed}
         return self.uid(kind, name)
 
-    def add_live(self, kind, obj):
-        """An object that exists now; returns its uid."""
-        return self.add(kind, kai.name_of(obj), kai.meta(obj).get('uid'), kai.meta(obj).get('creationTimestamp'))
+    def add_live(self, kind, obj, placed=None):
+        """An object that exists now; returns its uid. A pod's placed is when KAI's binder bound it."""
+        if kind == 'Pod' and placed is None and provenance.bound_at(obj):
+            placed = (kai.name_of(obj), provenance.bound_at(obj))
+        return self.add(kind, kai.name_of(obj), kai.meta(obj).get('uid'), kai.meta(obj).get('creationTimestamp'),
+                        placed=placed)
+
+    def placed(self, kind, name):
+        """(pod name, when KAI placed it) of a known object, or None."""
+        return (self.objects.get((kind, name)) or {}).get('placed')
 
     def add_gone(self, kind, name):
         """An object that does not exist now: its uid from the record, else from the lab's events; returns it."""
@@ -139,6 +158,11 @@ class Known(object):
         stored = printable(kai.event_stored(event), 40)
         if not kai.event_is_about(event, kind, name, known['uid'], known['created']):
             return _both('too_early', object=what, stored=stored, created=known['created'])
+        for field, value in provenance.own_times_before(event, known['created'])[:1]:
+            return _both('own_too_early', object=what, field=field, time=printable(value, 40), created=known['created'])
+        if event.get('reason') == 'Unschedulable' and known['placed'] \
+                and not kai.not_before(known['placed'][1], kai.event_stored(event)):
+            return _both('after_placed', stored=stored, pod=printable(known['placed'][0], 120), placed=known['placed'][1])
         if known['before'] and not kai.not_before(known['before'], kai.event_stored(event)):
             return _both('too_late', object=what, stored=stored, before=known['before'])
         return None
