@@ -23,7 +23,7 @@ import json
 import pytest
 
 import kai_v017 as hand
-from lab_testing import NS, checks, solved
+from lab_testing import NS, by_name, checks, solved
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
@@ -365,3 +365,56 @@ def test_kais_real_overlimit_events_stay_kais_word_after_nl1_ran(graded):
     clear_conditions(state, "pg-nl-1-")
     check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
     assert check["status"] == PASSED and "not_proof" not in check["evidence"], check["message"]
+
+
+# ---------------------------------------------------------------- issue 33 row 2: the gang's PodGroup is its pods'
+
+NOT_GANGS = "is not the gang's PodGroup"
+NOT_GANGS_KO = u"갱의 PodGroup 이 아닙니다"
+
+
+def test_a_hand_made_podgroup_gang_with_a_patched_status_and_no_pods_fails_on_the_sim(graded, fixtures):
+    """v0.12.0 step 5 (the PodGroup form) without the gang's pods and their events: PodGroup gang keeps the gang
+    condition (as `kubectl patch --subresource=status` would write it) but no pod names it."""
+    state = fixtures.sim("05-gang")
+    state["pods"] = [p for p in state["pods"] if not p["metadata"]["name"].startswith("gang-")]
+    state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
+                       if not e["involvedObject"]["name"].startswith("gang-")]
+    assert kai.GANG_MESSAGE_MARK in kai.condition_text(by_name(state["podgroups"])["gang"])
+    en, ko = graded(state, "v0.12.0"), graded(copy.deepcopy(state), "v0.12.0", lang="ko")
+    check = checks(en)["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert "PodGroup gang %s: no pod names it in its pod-group-name annotation" % NOT_GANGS in check["message"]
+    assert NOT_GANGS_KO in checks(ko)["gang.reason"]["message"]
+
+
+def test_a_hand_made_podgroup_gang_with_no_pods_is_named_as_such_on_v017(graded, fixtures):
+    """Real v0.17.0 step 5 without the Job's pods and PodGroup; a hand-made PodGroup gang with the gang condition."""
+    state = hand.hand_state(5)
+    made = copy.deepcopy(by_name(fixtures.sim("05-gang")["podgroups"])["gang"])
+    state["pods"] = [p for p in state["pods"] if not kai.owner_uid(p, "Job", "gang")]
+    state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-gang-")] + [made]
+    state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
+                       if not e["involvedObject"]["name"].startswith("gang-")]
+    check = checks(graded(state, hand.KAI_VERSION))["gang.reason"]
+    assert check["status"] == FAILED
+    assert "PodGroup gang %s: no pod names it" % NOT_GANGS in check["message"], check["message"]
+
+
+@pytest.mark.parametrize("version, step", [("v0.12.0", "sim"), (hand.KAI_VERSION, "hand")])
+def test_a_gang_event_about_p1s_podgroup_fails_gang_reason(graded, fixtures, version, step):
+    """Step 5 (sim v0.12.0, real v0.17.0), KAI's gang word gone; a copy of KAI's gang Event about p1's real
+    PodGroup (name and uid), stored now: p1 names it, but it is a PodGroup of one, not the gang's."""
+    state = fixtures.sim("05-gang") if step == "sim" else hand.hand_state(5)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    p1_group = live_object(state, "PodGroup", "pg-p1-")
+    state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [forge(
+        event, "p1.gang", involvedObject={"name": p1_group["metadata"]["name"], "uid": p1_group["metadata"]["uid"]})]
+    clear_conditions(state, "gang")
+    clear_conditions(state, "pg-gang-")
+    en, ko = graded(state, version), graded(copy.deepcopy(state), version, lang="ko")
+    check = checks(en)["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert "p1.gang" in check["message"] and "PodGroup %s %s: its minMember is 1, not 3" % (
+        p1_group["metadata"]["name"], NOT_GANGS) in check["message"]
+    assert NOT_GANGS_KO in checks(ko)["gang.reason"]["message"]
