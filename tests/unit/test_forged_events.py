@@ -418,3 +418,67 @@ def test_a_gang_event_about_p1s_podgroup_fails_gang_reason(graded, fixtures, ver
     assert "p1.gang" in check["message"] and "PodGroup %s %s: its minMember is 1, not 3" % (
         p1_group["metadata"]["name"], NOT_GANGS) in check["message"]
     assert NOT_GANGS_KO in checks(ko)["gang.reason"]["message"]
+
+
+# ---------------------------------------------------------------- issue 33 row 4: bd-1 created again moves nothing
+
+LATER = "2026-12-01T21:05:00Z"  # when the learner creates bd-1 again, after forging
+
+
+def recreate_bd1(state, at=LATER, uid="bd1-created-again"):
+    """bd-1 deleted and created again at `at` (new uid, placed by KAI then), its new PodGroup in place of the
+    old one; the old bd-1's events stay, as the API server keeps them."""
+    old = by_name(state["pods"])["bd-1"]
+    new = copy.deepcopy(old)
+    group = kai.workload_podgroup_name("bd-1", uid)
+    new["metadata"].update(uid=uid, creationTimestamp=at, annotations=dict(
+        new["metadata"]["annotations"], **{kai.PODGROUP_ANNOTATION: group}))
+    for condition in new["status"]["conditions"]:
+        condition["lastTransitionTime"] = at
+    state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "bd-1"] + [new]
+    old_group = [g for g in state["podgroups"] if g["metadata"]["name"].startswith("pg-bd-1-")][0]
+    new_group = copy.deepcopy(old_group)
+    new_group["metadata"].update(name=group, uid="pg-" + uid, creationTimestamp=at,
+                                 ownerReferences=[dict(old_group["metadata"]["ownerReferences"][0], uid=uid)])
+    state["podgroups"] = [g for g in state["podgroups"] if g is not old_group] + [new_group]
+    return state
+
+
+def test_bd1_created_again_does_not_let_a_forged_event_for_a_gone_nl1_count(graded, tmp_path):
+    """Real v0.17.0 step 8: nl-1 deleted, its events replaced by a copy stored now, then bd-1 deleted and created
+    again: the time that tells which Events came before step 6 stays when bd-1 first came."""
+    state = hand.hand_state(8)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
+    state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
+    state["events"] = without(state["events"], "Unschedulable", kai.REASON_OVER_LIMIT) + [forge(event, "nl-1.forged")]
+    recreate_bd1(state)
+    path = store.record_path(str(tmp_path / "state"), NS)
+    check = checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert FORGED in check["message"] and "after the lab moved on to step 6 (2026-12-01T06:43:39Z)" in check["message"]
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+
+
+def test_bd1_created_again_does_not_let_a_forged_gang_event_count_on_v017(graded, tmp_path):
+    """Real v0.17.0 step 8 (the Job and its PodGroup gone in step 6): KAI's gang Events replaced by a copy stored
+    now, bd-1 created again after it."""
+    state = hand.hand_state(8)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
+                       if not e["involvedObject"]["name"].startswith("gang-")] + [forge(event, "gang.forged")]
+    recreate_bd1(state)
+    path = store.record_path(str(tmp_path / "state"), NS)
+    check = checks(graded(state, hand.KAI_VERSION, record_path=path))["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    # Only the copy names the gone PodGroup's uid, and it was stored after step 6 began: no uid is known.
+    assert FORGED in check["message"] and "is no object of this step that exists or existed" in check["message"]
+    record, _ = store.load(path, NS)
+    assert "gang.reason" not in record["checks"]
+
+
+def test_bd1_created_again_keeps_kais_real_words_of_steps_3_and_5(graded):
+    state = recreate_bd1(hand.hand_state(8))
+    result = checks(graded(state, hand.KAI_VERSION))
+    assert result["nolimit.reason"]["status"] == PASSED and result["gang.reason"]["status"] == PASSED

@@ -72,11 +72,11 @@ class Known(object):
     creationTimestamp), then, for one that is gone, the uid the grader's
     record saw, else the one uid the lab's events give it
     (kai.uid_from_events) -- but only from events the API server stored
-    before `before`, the creation of a later step's pod that exists now
-    (bd-1, see later_pod_created): the Events of step 3's nl-1 or step 5's
-    gang once deleted were stored before step 6 began, while an Event a
-    learner creates now is stored now (metadata.creationTimestamp is set by
-    the API server, not by the Event's creator).
+    before `before`, when step 6 began (step6_began: a time the learner
+    cannot move later): the Events of step 3's nl-1 or step 5's gang once
+    deleted were stored before step 6 began, while an Event a learner creates
+    now is stored now (metadata.creationTimestamp is set by the API server,
+    not by the Event's creator).
 
     An Event is KAI's word about one of these objects when its reporter is
     KAI's scheduler, its involvedObject has that kind, name and uid, it was
@@ -175,10 +175,18 @@ class Known(object):
             and obj.get('uid') == self.from_events(obj.get('kind'), obj.get('name'))
 
 
-def later_pod_created(snapshot):
-    """When step 6's bd-1, which exists now, was created: a gone object's Events are from before it."""
-    pod = snapshot.pod(BUILD_POD)
-    return kai.meta(pod).get('creationTimestamp') if pod is not None else None
+def step6_began(snapshot):
+    """When step 6 began as the cluster shows it, by times the learner cannot move later: the earliest of
+    the creation of the bd-1 that exists now and the time the API server stored each Event about a Pod
+    bd-1 or a PodGroup pg-bd-1-<uid>, whatever its uid (a bd-1 deleted and created again leaves the
+    Events of the first one); None when there is neither. A gone object's Events are from before it."""
+    times = [kai.meta(snapshot.pod(BUILD_POD)).get('creationTimestamp')] if snapshot.pod(BUILD_POD) is not None else []
+    group = kai.workload_podgroup_name(BUILD_POD, '')
+    times.extend(kai.event_stored(e) for e in snapshot.events
+                 if (kai.involved(e).get('kind'), kai.involved(e).get('name')) == ('Pod', BUILD_POD)
+                 or (kai.involved(e).get('kind') == 'PodGroup' and (kai.involved(e).get('name') or '').startswith(group)))
+    times = [t for t in times if isinstance(t, str) and t]
+    return min(times, key=lambda t: t[:19]) if times else None
 
 
 def recorded_objects(record):

@@ -65,7 +65,7 @@ def gang_objects(snapshot, supported):
     pod-group-name annotation) with those pods; once gone, PodGroup gang and
     pods gang-0..2. No other PodGroup of the namespace is the gang's.
     """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
     if not supported:
         for name, pods in sorted(gang_podgroups(snapshot).items()):
             known.add_live('PodGroup', snapshot.podgroup(name))

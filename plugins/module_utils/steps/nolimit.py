@@ -96,7 +96,7 @@ def nl1_objects(snapshot):
     own events stored before step 6 name, and pod-grouper's PodGroup for it,
     pg-nl-1-<its uid>. Both carry when KAI placed nl-1 (once it did).
     """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
     pod = snapshot.pod(NL1)
     if pod is not None:
         uid = known.add_live('Pod', pod)
