@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-"""Issue 33 row 3: what a learner who may write every object (root with the admin kubeconfig) can not
-pass off as KAI's doing.
+"""Issue 33 rows 3 and 5: what a learner who may write every object (root with the admin kubeconfig) can
+not pass off as KAI's doing.
 
 Row 3: a pod counts as placed by KAI only if KAI's binder bound it. Every pod KAI placed in the
 recordings (fixtures/sim, KAI v0.12.0; fixtures/kai-v0.17.0, copied from shared/fixtures/kai-v0.17.0)
@@ -10,6 +10,8 @@ does gpu-reservation-d7bc805b3ef82134 of the solve run (fixtures/kai-v0.17.0/sol
 from shared/fixtures/kai-v0.17.0/solve2-watch/pods-kai-resource-reservation-watch.json, its last state).
 The forged pods below are the real ones as a pod created with spec.nodeName is on the sim (KWOK): no
 PodBound, no PodScheduled, no Scheduled or Bound event.
+
+Row 5: a fraction pair counts only with one reservation pod of KAI holding the shared GPU.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ import json
 import pytest
 
 import kai_v017 as hand
-from lab_testing import HANGUL, NS, by_name, checks
+from lab_testing import HANGUL, NS, OTHER_CLUSTER_GPU, by_name, checks
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
 RESERVATION_POD = hand.FIXTURE / "solve2-reservation-pod.json"
 
@@ -128,3 +131,47 @@ def test_p1_with_node_name_and_no_research_queue_fails_all_three_podgroup_checks
     assert "p1 %s" % NOT_PLACED in result["podgroup.running"]["message"]
     assert "p1 %s" % NOT_PLACED in result["podgroup.file"]["message"]
     assert NOT_PLACED_KO in result_ko["podgroup.file"]["message"]
+
+
+# ---------------------------------------------------------------- row 5: one reservation pod
+
+def second_reservation_pod():
+    """A second reservation pod of KAI on the node (the solve run's, real v0.17.0), holding another GPU: what
+    is left of fr-2's own GPU once fr-2 is relabelled into fr-1's group and its ConfigMap pointed at fr-1's
+    device."""
+    pod = json.loads(RESERVATION_POD.read_text())
+    pod["metadata"]["annotations"][kai_gpu.RESERVATION_GPU_ANNOTATION] = OTHER_CLUSTER_GPU
+    return pod
+
+
+@pytest.mark.parametrize("version", ["v0.12.0", hand.KAI_VERSION])
+def test_fr2_moved_into_fr1s_gpu_group_fails_with_two_reservation_pods(graded, fixtures, version):
+    state = finished(fixtures, version)
+    groups = set(kai_gpu.gpu_group(p) for p in state["pods"] if p["metadata"]["name"] in ("fr-1", "fr-2"))
+    assert len(groups) == 1  # fr-2 carries fr-1's group, and its ConfigMap fr-1's device, as the forger set them
+    held = state["reservation_pods"][0]["metadata"]["name"]
+    state["reservation_pods"].append(second_reservation_pod())
+    en, ko = graded(state, version), graded(copy.deepcopy(state), version, lang="ko")
+    check = checks(en)["fraction.shared"]
+    assert check["status"] == FAILED, check["message"]
+    assert ("2 reservation pods of KAI hold GPUs on kai-lab-vm (gpu-reservation-d7bc805b3ef82134, %s); fr-1 and "
+            "fr-2 share one GPU only when one reservation pod holds it" % held) in check["message"] \
+        or ("2 reservation pods of KAI hold GPUs on kai-lab-vm (%s, gpu-reservation-d7bc805b3ef82134); fr-1 and "
+            "fr-2 share one GPU only when one reservation pod holds it" % held) in check["message"]
+    assert u"예약 파드" in checks(ko)["fraction.shared"]["message"]
+
+
+@pytest.mark.parametrize("version", ["v0.12.0", hand.KAI_VERSION])
+def test_only_kais_reservation_pods_hold_the_shared_gpu(graded, fixtures, version):
+    """A pod in the reservation namespace without the binder's app label is not KAI's reservation pod: it
+    neither holds the GPU nor counts as a second one."""
+    state = finished(fixtures, version)
+    stranger = copy.deepcopy(state["reservation_pods"][0])
+    stranger["metadata"].update(name="learners-pod", uid="learners-pod-uid",
+                                labels={kai_gpu.GPU_GROUP_LABEL: kai_gpu.gpu_group(stranger)})
+    state["reservation_pods"].append(stranger)
+    assert checks(graded(copy.deepcopy(state), version))["fraction.shared"]["status"] == PASSED
+    state["reservation_pods"] = [stranger]
+    check = checks(graded(state, version))["fraction.shared"]
+    assert check["status"] == FAILED
+    assert "no reservation pod of KAI holds a GPU on kai-lab-vm" in check["message"], check["message"]
