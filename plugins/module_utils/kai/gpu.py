@@ -23,6 +23,7 @@ SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
 GPU_GROUP_LABEL = 'runai-gpu-group'
 RESERVATION_NAMESPACE = 'kai-resource-reservation'
 RESERVATION_GPU_ANNOTATION = 'run.ai/reserve_for_gpu_index'
+RESERVATION_APP_LABEL = 'app'
 VISIBLE_DEVICES = 'NVIDIA_VISIBLE_DEVICES'
 FRACTION_WITH_GPU_LIMIT_DENIAL = 'cannot have both GPU fraction request and whole GPU resource request/limit'
 GPU_SHARING_DISABLED_DENIAL = 'while GPU sharing is disabled'
@@ -65,6 +66,13 @@ def gpu_allocated(pods):
 
 def reservation_pods(pods, namespace=RESERVATION_NAMESPACE):
     return [pod for pod in pods if meta(pod).get('namespace') == namespace]
+
+
+def kai_reservation_pods(pods, namespace=RESERVATION_NAMESPACE):
+    """The reservation pods KAI's binder made: in its reservation namespace, with its label
+    app: <that namespace> (--resource-reservation-app-label, as recorded on both KAI versions); the GPU the
+    fake GPU operator gave each is reserved_gpu. Another pod of that namespace holds no GPU for KAI."""
+    return [pod for pod in reservation_pods(pods, namespace) if labels(pod).get(RESERVATION_APP_LABEL) == namespace]
 
 
 def gpu_group(pod):

@@ -95,9 +95,9 @@ def nl1_objects(snapshot):
 
     nl-1 gone (moved, deleted): the nl-1 the record saw, else the one its
     own events stored before step 6 name, and pod-grouper's PodGroup for it,
-    pg-nl-1-<its uid>.
+    pg-nl-1-<its uid>. Both carry when KAI placed nl-1 (once it did).
     """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
     pod = snapshot.pod(NL1)
     if pod is not None:
         uid = known.add_live('Pod', pod)
@@ -107,7 +107,8 @@ def nl1_objects(snapshot):
         name = kai.workload_podgroup_name(NL1, uid) if uid else None
     podgroup = snapshot.podgroup(name) if name else None
     if podgroup is not None:
-        known.add_live('PodGroup', podgroup)
+        # KAI's OverLimit word about nl-1's PodGroup is from before it placed nl-1, as that about nl-1.
+        known.add_live('PodGroup', podgroup, placed=known.placed('Pod', NL1))
     elif name:
         known.add_gone('PodGroup', name)
     return known, podgroup

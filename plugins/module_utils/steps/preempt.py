@@ -129,7 +129,7 @@ def preempt_objects(snapshot, events):
     name (pg-<victim>-<victim's uid>) ties it to that pod, and its uid is the
     one KAI's events about it give.
     """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
     groups = {}
     for name in (BUILD_POD,) + CANDIDATES:
         pod = snapshot.pod(name)
