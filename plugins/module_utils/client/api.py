@@ -141,6 +141,14 @@ class Cluster(object):
             raise ClusterError(api_error('apply %s %s' % (kind, name), exc))
         return (before is None or comparable(before) != comparable(after)), after
 
+    def create(self, obj):
+        """POST obj; the object the server answers (a review: its status)."""
+        meta = obj.get('metadata') or {}
+        try:
+            return self.request('POST', kind_path(obj['apiVersion'], obj['kind'], meta.get('namespace')), body=obj)
+        except ApiException as exc:
+            raise ClusterError(api_error('create %s %s' % (obj['kind'], meta.get('name') or ''), exc))
+
     def patch(self, api_version, kind, name, patch, namespace=None, dry_run=False):
         query = {'fieldManager': FIELD_MANAGER}
         if dry_run:

@@ -28,7 +28,7 @@ CPU_PROBE = 'kai-ready-cpu'
 MARKER = 'kai-lab-ready'
 PROBE_QUEUE = 'default-queue'
 FAKE_GPU_FLAG = '--fake-gpu-nodes'
-FAKE_GPU_LABEL = 'run.ai/fake.gpu'
+FAKE_GPU_LABEL = kai_gpu.FAKE_GPU_LABEL
 PROBE_FRACTION = '0.5'
 
 

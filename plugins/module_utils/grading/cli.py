@@ -8,6 +8,7 @@
   kai-lab status       every step's last result from the grader's record, and what is next
   kai-lab hint STEP    the step's hints
   kai-lab task [STEP], kai-lab export PLATFORM DIR, kai-lab check STEP --first-failure: grading/cli_task.py
+  kai-lab doctor       the environment's faults, each with what to do: grading/cli_doctor.py
 
 The grade is grade_session.grade(), the very code the module kai_lab_grade
 runs. The lab's settings come from the config file provision writes
@@ -36,7 +37,7 @@ import os
 import pwd
 import sys
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli_task
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli_doctor, cli_task
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.cli_output import CANNOT_GRADE_EXIT, LANGS, Output, _say
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.cli_verbs import check, hint, status
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
@@ -92,7 +93,8 @@ def parser_for(lang, config):
     common.add_argument('--json', action='store_true', help=_say('json', lang))
     parser.add_argument('--lang', choices=LANGS, dest='top_lang', help=_say('lang', lang, default=config.get('lang') or 'ko'))
     parser.add_argument('--json', action='store_true', dest='top_json', help=_say('json', lang))
-    commands = parser.add_subparsers(dest='command', title=_say('commands', lang), metavar='{%s}' % ','.join(('check', 'status', 'hint') + cli_task.VERBS))
+    verbs = ('check', 'status', 'hint') + cli_task.VERBS + cli_doctor.VERBS
+    commands = parser.add_subparsers(dest='command', title=_say('commands', lang), metavar='{%s}' % ','.join(verbs))
     commands.required = True
     check = commands.add_parser('check', parents=[common], help=_say('check', lang), description=_say('check', lang),
                                 epilog=epilog, add_help=False)
@@ -107,6 +109,7 @@ def parser_for(lang, config):
     hint.add_argument('-h', '--help', action='help', help=_say('help', lang))
     hint.add_argument('step', help=_say('hint_step', lang))
     cli_task.add_parsers(commands, common, lang, _say('help', lang), epilog)
+    cli_doctor.add_parsers(commands, common, lang, _say('help', lang), epilog)
     return parser
 
 
@@ -152,6 +155,8 @@ def main(argv=None, config_path=None, stdout=None, stderr=None, cluster=None):
             return check(settings, args.step, lang, out, as_json, cluster=cluster, err=err)
         if args.command == 'status':
             return status(settings, lang, out, as_json, cluster=cluster)
+        if args.command in cli_doctor.VERBS:
+            return cli_doctor.run(settings, cli_doctor.target_of(config, settings), lang, out, as_json, cluster=cluster)
         if args.command in cli_task.VERBS:
             return cli_task.run(args, settings, lang, out, err, as_json)
         return hint(args.step, lang, out, as_json)

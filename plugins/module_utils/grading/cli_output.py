@@ -49,7 +49,11 @@ WORDS = {
                     'ko': '{number}단계 {id} ({title}): 통과하지 못함 (통과하지 못한 검사 {count}개: {checks})'},
     'lab_passed': {'en': 'the lab: PASSED ({score}%)', 'ko': '실습 전체: 통과 ({score}%)'},
     'lab_failed': {'en': 'the lab: NOT PASSED ({score}%)', 'ko': '실습 전체: 통과하지 못함 ({score}%)'},
-    'environment_failed': {'en': 'KAI-Scheduler is not ready: {message}', 'ko': 'KAI-Scheduler 가 준비되지 않았습니다: {message}'},
+    # Only KAI's health fails the grade's environment check: the fault kai-lab doctor names kai_not_ready.
+    'environment_failed': {'en': 'KAI-Scheduler is not ready: {message} An environment fault, not your work: '
+                                 'kai-lab doctor says what to do.',
+                           'ko': 'KAI-Scheduler 가 준비되지 않았습니다: {message} 여러분의 작업이 아닌 환경 문제입니다: '
+                                 'kai-lab doctor 가 할 일을 알려 줍니다.'},
     'next': {'en': 'next: step {number} {id} ({title}), then kai-lab check {id}',
              'ko': '다음: {number}단계 {id} ({title}), 마친 뒤 kai-lab check {id}'},
     'all_done': {'en': 'every step is checked: kai-lab check grades the whole lab',

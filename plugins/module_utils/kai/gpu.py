@@ -22,6 +22,10 @@ FRACTION_ANNOTATION = 'gpu-fraction'
 SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
 GPU_GROUP_LABEL = 'runai-gpu-group'
 RESERVATION_NAMESPACE = 'kai-resource-reservation'
+# fake-gpu-operator's node labels: the pool its status-updater serves (roles/fake_gpu_operator sets it, pool
+# "default"; its topology's nodePoolLabelKey), and the label it sets on a node it made a simulated GPU node.
+NODE_POOL_LABEL = 'run.ai/simulated-gpu-node-pool'
+FAKE_GPU_LABEL = 'run.ai/fake.gpu'
 RESERVATION_GPU_ANNOTATION = 'run.ai/reserve_for_gpu_index'
 RESERVATION_APP_LABEL = 'app'
 VISIBLE_DEVICES = 'NVIDIA_VISIBLE_DEVICES'
