@@ -107,7 +107,7 @@ def deeper_than(data, limit=MAX_DEPTH):
     if b'\\' in data:
         data = data.replace(b'\\\\', b'').replace(b'\\"', b'')
     brackets = b''.join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
-    for _ in range(limit):
+    for _level in range(limit):
         if not brackets:
             return False
         brackets = _LEAF.sub(b'', brackets)

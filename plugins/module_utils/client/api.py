@@ -37,10 +37,10 @@ import json
 
 # The client's errors and kinds, also under this module's names (where the
 # modules and the domain take them from).
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (  # noqa: F401
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (  # noqa: F401 pylint: disable=unused-import
     ApiException, ClusterError, InvalidName, NotSupportedKind, admission_denial, api_error, api_exception,
     short_reason)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import (  # noqa: F401
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import (  # noqa: F401 pylint: disable=unused-import
     KINDS, PODGROUP_API, QUEUE_API, kind_path, path_segment)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import answer
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.light import LightApi
@@ -156,6 +156,7 @@ class Cluster(object):
                     raise ClusterError('the API server does not serve %s (%s): KAI-Scheduler\'s CRDs are not '
                                        'installed. Provision the lab first.' % (kind, api_version))
                 raise ClusterError(api_error('list %s' % kind, exc))
+            page = page if isinstance(page, dict) else {}
             items.extend(page.get('items') or [])
             if len(items) > MAX_LIST_ITEMS:
                 raise ClusterError('cannot %s: there are more than %d, more than the lab reads of any kind'
