@@ -19,7 +19,11 @@ options:
     description: Context in the kubeconfig to use; its current context when omitted.
     type: str
   request_timeout:
-    description: Seconds any single API request may take.
+    description:
+      - Seconds any single API request may take, its whole answer included (one deadline, not a timeout per
+        read; a list read in pages takes one such deadline for all its pages).
+      - Whatever the timeout, an answer larger than 8 MiB, or an object nested more than 100 levels deep, is refused
+        with an error naming it and the bound.
     type: int
     default: 10
 requirements:

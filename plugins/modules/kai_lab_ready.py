@@ -39,12 +39,14 @@ description:
     a version that cannot be read, or one other than O(kai_version), fails the gate as link C(kai_version).
   - After a full pass a fingerprint of what the pass depended on (the
     processes of O(identity_pid_files), the pods of O(identity_namespaces),
-    the nodes' GPUs, O(image)) is kept in ConfigMap C(kai-lab-ready) of
-    O(probe_namespace). While it is unchanged the probes are not run again
-    (links reported C(proven)), unless O(reprove=true).
+    the nodes' GPUs, O(image)) is kept in C(kai-lab-ready.json) in
+    O(state_dir), mode 0600. While it is unchanged the probes are not run again
+    (links reported C(proven)), unless O(reprove=true). The file is believed only
+    when it and O(state_dir) belong to this user (or root) and no one else can
+    write them; nothing in the cluster (which others may write) is taken for it.
 options:
   probe_namespace:
-    description: Namespace of the probe pods and of the fingerprint ConfigMap; created when missing.
+    description: Namespace of the probe pods; created when missing.
     type: str
     default: kai-lab-probe
   image:
@@ -93,6 +95,12 @@ options:
     description: Run the probes even when the fingerprint is unchanged.
     type: bool
     default: false
+  state_dir:
+    description:
+      - The lab's private state directory (only root or the lab's user can write it), where the fingerprint of the
+        last full pass is kept; created with mode 0700 when missing.
+      - When unset no fingerprint is kept and the probes run every time.
+    type: path
 extends_documentation_fragment:
   - gsb.kai_lab.kai_running
   - gsb.kai_lab.connection
@@ -108,6 +116,7 @@ EXAMPLES = r'''
 - name: Prove the sim lab
   gsb.kai_lab.kai_lab_ready:
     kubeconfig: ~/.local/state/gsb-kai-lab/sim/kwok/clusters/kai-lab/kubeconfig.yaml
+    state_dir: ~/.local/state/gsb-kai-lab/sim
     binder_pid_file: ~/.local/state/gsb-kai-lab/sim/kai/pids/binder.pid
     kai_record: ~/.local/state/gsb-kai-lab/sim/kai/kai-version.json
     pull_images: false
@@ -179,6 +188,7 @@ ARGUMENT_SPEC = dict(
     identity_pid_files=dict(type='list', elements='path', default=[]),
     identity_namespaces=dict(type='list', elements='str', default=[]),
     reprove=dict(type='bool', default=False),
+    state_dir=dict(type='path'),
 )
 
 
@@ -196,7 +206,7 @@ def main():
                 binder_pid_file=params['binder_pid_file'], binder_deployment=params['binder_deployment'],
                 pull_images=params['pull_images'], identity_pid_files=params['identity_pid_files'],
                 identity_namespaces=params['identity_namespaces'], reprove=params['reprove'],
-                check_mode=module.check_mode)
+                check_mode=module.check_mode, state_dir=params['state_dir'])
     try:
         result = gate.run()
     except GateFailure as failure:

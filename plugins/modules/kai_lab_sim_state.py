@@ -62,7 +62,8 @@ options:
       - C(objects) - list of references (C(api_version), C(kind), C(name), C(namespace)) or of the applied objects.
       - C(kinds) - list of dicts with C(api_version) and C(kind); every object of the kind is recorded.
       - C(crds) - dict with C(names) and C(annotation), the annotation carrying the chart's CRD hash.
-      - C(fingerprint) - dict with C(namespace) (the gate's probe namespace), C(pid_files) and C(image).
+      - C(fingerprint) - dict with C(namespace) (the gate's probe namespace), C(pid_files), C(image) and
+        C(state_dir) (where the gate keeps the fingerprint of its last full pass, as module M(gsb.kai_lab.kai_lab_ready)).
     type: dict
     default: {}
   rendered_args:

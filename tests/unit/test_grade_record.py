@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import calendar
 import json
+import multiprocessing
 import os
 import re
 import stat
+import time
 
 import pytest
 
@@ -20,6 +22,7 @@ import kai_v017 as hand
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 
 NS = "kai-lab"
 HANGUL = re.compile(u"[\uac00-\ud7a3]")
@@ -306,3 +309,77 @@ def test_an_unwritable_record_is_a_note_not_a_crash(tmp_path):
     grade = gr.grade_with_record(Snap(), lambda: dict(a_grade(evict_check()), lang="en"),
                                  store.record_path(str(state), NS), str(tmp_path / "w"))
     assert grade["record"]["kept"] == [] and "could not be written" in grade["record"]["notes"][-1]
+
+
+# ---------------------------------------------------------------- concurrent grades (issue 34, row 5)
+
+ROUNDS = 20
+CONCURRENT = 8
+
+
+def _check_one_step(path, workdir, check_id, start):
+    """One process's grade, as `kai-lab check STEP` runs it: the record read, 50 ms of grading, what passed kept."""
+    def run():
+        time.sleep(0.05)
+        return dict(a_grade(passed(check_id, {"check": check_id})), lang="en")
+
+    start.wait()
+    grade = gr.grade_with_record(Snap(), run, path, workdir)
+    os._exit(0 if grade["record"]["kept"] == [check_id] and not grade["record"]["notes"] else 3)
+
+
+def _read_while_written(path, start, stop, invalid):
+    """Reads the record again and again while the grades write it; counts the reads that are no JSON."""
+    start.wait()
+    while not stop.is_set():
+        try:
+            with open(path) as handle:
+                json.loads(handle.read())
+        except FileNotFoundError:
+            pass
+        except ValueError:
+            with invalid.get_lock():
+                invalid.value += 1
+
+
+def test_concurrent_checks_of_different_steps_keep_every_entry(tmp_path):
+    context = multiprocessing.get_context("fork")
+    check_ids = [check.id for step in steps.STEPS for check in step.checks][:CONCURRENT]
+    assert len(set(check_ids)) == CONCURRENT
+    lost, said = [], []
+    invalid = context.Value("i", 0)
+    for round_number in range(ROUNDS):
+        path = store.record_path(str(tmp_path / ("state-%d" % round_number)), NS)
+        start, stop = context.Barrier(CONCURRENT + 1), context.Event()
+        reader = context.Process(target=_read_while_written, args=(path, start, stop, invalid))
+        graders = [context.Process(target=_check_one_step, args=(path, str(tmp_path / "w"), check_id, start))
+                   for check_id in check_ids]
+        for process in [reader] + graders:
+            process.start()
+        for process in graders:
+            process.join(60)
+        stop.set()
+        reader.join(60)
+        said.extend("round %d: %s" % (round_number, c) for c, p in zip(check_ids, graders) if p.exitcode != 0)
+        with open(path) as handle:
+            kept = json.loads(handle.read())["checks"]
+        lost.extend("round %d: %s" % (round_number, c) for c in check_ids if c not in kept)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert lost == [], "%d of %d entries lost" % (len(lost), ROUNDS * CONCURRENT)
+    assert said == [], "grades that did not say they kept their check"
+    assert invalid.value == 0, "the record was read as invalid JSON %d times" % invalid.value
+
+
+def test_a_record_locked_too_long_is_a_note_and_the_grade_goes_on(tmp_path, monkeypatch):
+    path = store.record_path(str(tmp_path / "state"), NS)
+    monkeypatch.setattr(store, "LOCK_WAIT", 0.3)
+    with store.locked(path):
+        started = time.monotonic()
+        grade = gr.grade_with_record(Snap(), lambda: dict(a_grade(evict_check()), lang="en"), path,
+                                     str(tmp_path / "w"))
+        assert time.monotonic() - started < 5
+    assert grade["record"]["kept"] == []
+    assert grade["record"]["notes"] == [
+        "the grade record %s stayed locked by another grade for 0.3 s; this grade's checks are not kept in it: "
+        "check again" % path]
+    assert not os.path.exists(path)

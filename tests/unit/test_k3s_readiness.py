@@ -8,6 +8,8 @@ that the gate names that link, within its time limit, and cleans up."""
 from __future__ import annotations
 
 import copy
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from role_templating import trust
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import links as readiness_links
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker as readiness_marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import probes as readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import base, podgroup
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.gate import Gate
@@ -220,7 +224,8 @@ class SlowLabCluster(LabCluster):
 
 def _gate(cluster, tmp_path, clock=None, binder_args=SIM_BINDER_ARGS, sim=True, timeout=30, **kwargs):
     clock = clock or Clock()
-    options = dict(clock=clock, sleep=clock.sleep, timeout=timeout)
+    # The lab's private state directory, where the gate keeps its fingerprint (gate/marker.py).
+    options = dict(clock=clock, sleep=clock.sleep, timeout=timeout, state_dir=str(tmp_path / "state"))
     if sim:
         pid_file = tmp_path / "binder.pid"
         pid_file.write_text("4242\n")
@@ -282,6 +287,65 @@ def test_a_lab_already_proved_is_not_probed_again(tmp_path):
     assert _gate(cluster, tmp_path, reprove=True)[0].run()["probed"] is True
     cluster.objects[cluster._key("v1", "Node", "kai-lab-vm", None)]["status"]["allocatable"][kai_gpu.GPU_RESOURCE] = "3"
     assert _gate(cluster, tmp_path)[0].run()["probed"] is True
+
+
+def test_the_proof_is_a_private_file_in_the_state_directory_not_a_configmap(tmp_path):
+    cluster = LabCluster()
+    _gate(cluster, tmp_path)[0].run()
+    path = tmp_path / "state" / readiness_marker.MARKER_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    digest, proven_at = readiness_marker.read(str(tmp_path / "state"))
+    assert len(digest) == 64 and proven_at.endswith("Z")
+    assert not [c for c in cluster.writes if c[1] == "ConfigMap"], "nothing of the proof is kept in the cluster"
+
+
+def _plant_marker_configmap(cluster, gate):
+    """What anyone allowed to write a ConfigMap in the probe namespace could plant: the fingerprint of the lab as it
+    is now (the gate's own digest: its inputs are readable), as the gate kept it before issue 34."""
+    nodes = [n for n in cluster.list("v1", "Node") if readiness_probes.node_gpus(n) > 0]
+    cluster._store("v1", "ConfigMap", {"metadata": {"name": "kai-lab-ready", "namespace": PROBE_NS}, "data": {
+        "fingerprint": readiness_links.current_fingerprint(gate, nodes), "proven_at": "2026-12-01T10:00:00Z"}})
+
+
+def test_a_planted_marker_configmap_does_not_skip_the_probes(tmp_path):
+    cluster = LabCluster()
+    gate, _ = _gate(cluster, tmp_path)
+    _plant_marker_configmap(cluster, gate)
+    result = gate.run()
+    assert result["probed"] is True
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "passed", "fraction": "passed",
+                                 "image": "not applicable"}
+
+
+@pytest.mark.parametrize("spoil", ["file writable by others", "file of another user", "directory writable by others",
+                                   "a link to a good one", "not JSON"])
+def test_a_marker_file_others_could_have_written_is_not_believed(tmp_path, spoil):
+    cluster = LabCluster()
+    _gate(cluster, tmp_path)[0].run()
+    state = tmp_path / "state"
+    path = state / readiness_marker.MARKER_FILE
+    if spoil == "file writable by others":
+        path.chmod(0o666)
+    elif spoil == "file of another user":
+        os.chown(str(path), 4242, 4242)
+    elif spoil == "directory writable by others":
+        state.chmod(0o777)
+    elif spoil == "a link to a good one":
+        good = tmp_path / "good.json"
+        path.rename(good)
+        path.symlink_to(good)
+    else:
+        path.write_text("{")
+    assert readiness_marker.read(str(state)) == (None, None)
+    cluster.created.clear()
+    assert _gate(cluster, tmp_path)[0].run()["probed"] is True
+
+
+def test_without_a_state_directory_the_gate_always_probes(tmp_path):
+    cluster = LabCluster()
+    _gate(cluster, tmp_path, state_dir=None)[0].run()
+    assert _gate(cluster, tmp_path, state_dir=None)[0].run()["probed"] is True
+    assert not (tmp_path / "state").exists()
 
 
 def test_a_restarted_process_invalidates_the_proof(tmp_path):
@@ -453,7 +517,8 @@ def test_all_gpus_held_skips_the_gpu_probes_and_says_why(tmp_path):
     assert "every GPU is held" in result["links"][1]["detail"]
     assert cluster.created == [readiness_probes.CPU_PROBE]
     # Not recorded as proved: the next provision probes again.
-    assert cluster.get("v1", "ConfigMap", readiness_probes.MARKER, PROBE_NS) is None
+    assert readiness_marker.read(str(tmp_path / "state")) == (None, None)
+    assert not [c for c in cluster.writes if c[1] == "ConfigMap"]
 
 
 def test_one_free_gpu_runs_the_probes_one_after_the_other(tmp_path):
@@ -527,6 +592,7 @@ def _ready_args(target):
 def test_sim_reads_the_binder_process_and_pulls_nothing():
     args = _ready_args("sim")
     assert args["binder_pid_file"] == "/state/kai/pids/binder.pid"
+    assert args["state_dir"] == "/state"  # the gate's fingerprint: in the sim's private state directory
     assert args["pull_images"] is False
     assert args["probe_namespace"] == "kai-lab-probe" != "kai-lab"
     # The version is read from the record the sim's provisioning writes, never given.
@@ -540,6 +606,7 @@ def test_k3s_reads_the_binder_deployment_and_fingerprints_the_pods():
     assert args["pull_images"] is True
     assert args["identity_namespaces"] == ["kai-scheduler", "gpu-operator"]
     assert args["image"] == "ubuntu:22.04"
+    assert args["state_dir"] == "/var/lib/gsb-kai-lab"  # root's, beside the grader's record
     # No record on the VM: the module reads the version through the API in KAI's namespace.
     assert "kai_record" not in args and "kai_version" not in args
 

@@ -83,7 +83,7 @@ def test_light_cluster_reads_objects_over_one_kept_alive_connection(tmp_path, ap
         cluster.list("v1", "Node")
     assert str(info.value) == "cannot list Node: 404 not found here"
     paths = [seen[1] for seen in api_server.seen]
-    assert paths[2] == "/api/v1/namespaces/kai-lab/pods?labelSelector=app%3Dx+y"
+    assert paths[2] == "/api/v1/namespaces/kai-lab/pods?limit=500&labelSelector=app%3Dx+y"
     assert set(seen[2] for seen in api_server.seen) == {"Bearer s3cret"}
     assert len(set(seen[3] for seen in api_server.seen)) == 1, "one connection for every request"
 

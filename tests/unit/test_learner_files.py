@@ -25,6 +25,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir_fd as learner_workdir_fd
 
 from conftest import COLLECTION_PATH
 
@@ -376,3 +377,51 @@ def test_without_libyaml_the_pure_python_loader_refuses_and_keeps_dates_the_same
     assert learner_yaml.parse_yaml_documents("q.yaml", "a: 2026-12-01\n").require() == [{"a": "2026-12-01"}]
     assert "uses a YAML alias (*x, line 2)" in learner_yaml.parse_yaml_documents("q.yaml", "a: &x [1]\nb: *x\n").problem["en"]
     assert "more than 64 levels" in learner_yaml.parse_yaml_documents("q.yaml", "[" * 100 + "]" * 100).problem["en"]
+
+
+# ---------------------------------------------------------------- hard links (issue 34, row 9)
+SECRET_OWNER, LEARNER = 4001, 4002
+
+
+def _private_secret(tmp_path):
+    """A 0600 file of another user (tests run as root: chown makes it someone else's), outside the workdir."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    secret = private / "shadow"
+    secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")
+    os.chown(str(secret), SECRET_OWNER, SECRET_OWNER)
+    secret.chmod(0o600)
+    return secret
+
+
+@pytest.mark.parametrize("opened", [False, True], ids=["path", "opened-workdir"])
+def test_a_hard_link_to_a_file_the_learner_cannot_read_is_refused(workdir, tmp_path, opened):
+    secret = _private_secret(tmp_path)
+    os.chown(str(workdir), LEARNER, LEARNER)
+    os.link(str(secret), str(workdir / "queues.yaml"))
+    assert os.stat(str(workdir / "queues.yaml")).st_nlink == 2
+    where = learner_workdir_fd.open_workdir(str(workdir)) if opened else str(workdir)
+    try:
+        got = learner_parse.read_text(where, "queues.yaml")
+    finally:
+        if opened:
+            where.close()
+    assert got.content is None and not got.missing
+    assert got.problem["en"] == (
+        "queues.yaml is a hard link (one of 2 names) to a file of uid %d, not of the workdir's owner (uid %d): the lab "
+        "reads only files with one name or of the workdir's owner; replace it with a copy of your own file"
+        % (SECRET_OWNER, LEARNER))
+    assert "하드 링크" in got.problem["ko"]
+    assert "SECRETHASH" not in json.dumps(got.problem)
+
+
+def test_a_hard_link_the_workdirs_owner_owns_and_a_foreign_file_with_one_name_are_read(workdir):
+    os.chown(str(workdir), LEARNER, LEARNER)
+    own = workdir / "queues.yaml"
+    own.write_text("kind: Queue\n")
+    os.chown(str(own), LEARNER, LEARNER)
+    os.link(str(own), str(workdir / "queues-copy.yaml"))
+    assert learner_parse.read_text(str(workdir), "queues.yaml").content == "kind: Queue\n"
+    single = workdir / "p1.yaml"
+    single.write_text("kind: Pod\n")  # root's, one name: what the solver writes into a learner's workdir
+    assert learner_parse.read_text(str(workdir), "p1.yaml").content == "kind: Pod\n"

@@ -28,6 +28,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from conftest import FIXTURES, load_json
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker as readiness_marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_profile_render
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import differences as sim_differences
@@ -266,11 +267,25 @@ def test_the_gate_fingerprint_changed_is_named(recorded):
 
 def test_a_solved_lab_whose_gate_kept_an_older_proof_is_unchanged(recorded):
     # Every GPU held: the full provision's gate proved with a CPU pod and
-    # left the ConfigMap's fingerprint of an earlier pass (molecule default,
+    # left the fingerprint of an earlier pass (molecule default,
     # after a killed binder on the solved lab).
     recorded["fingerprint"]["proven"] = "2" * 64
     now = now_of(recorded)
     assert sim_differences.differences(recorded, now, 30, TODAY) == []
+
+
+def test_the_gates_proof_is_read_from_its_file_not_from_a_configmap(recorded, tmp_path):
+    """A ConfigMap kai-lab-ready planted in the probe namespace is not the gate's proof (issue 34, row 7)."""
+    lists = listed()
+    planted = [c for c in lists["/api/v1/configmaps"] if c["metadata"]["name"] == "kai-lab-ready"][0]
+    planted["data"]["fingerprint"] = "f" * 64
+    gate = {"namespace": "kai-lab-probe", "pid_files": [], "image": "ubuntu:22.04", "state_dir": str(tmp_path)}
+    readiness_marker.write(str(tmp_path), "a" * 64, "2026-12-01T21:00:00Z")
+    spec = dict(recorded["spec"], objects=[], kinds=[], crds={}, fingerprint=gate)
+    cluster = Lists(lists)
+    state = sim_state.cluster_state(spec, cluster, None)
+    assert state["fingerprint"]["proven"] == "a" * 64
+    assert cluster.paths == ["/api/v1/nodes"], "no ConfigMap of any namespace is read"
 
 
 # ---- the objects, as the API server lists them --------------------------------------

@@ -46,6 +46,26 @@ class InvalidName(ClusterError):
     """A name or namespace no object of the lab's kinds can have."""
 
 
+class UnreadableAnswer(ClusterError):
+    """An answer of the API server the lab does not read (client/answer.py): larger or deeper than its bounds."""
+
+    def __init__(self, message, limit=None):
+        super(UnreadableAnswer, self).__init__(message)
+        self.limit = limit
+
+
+class AnswerTooLarge(UnreadableAnswer):
+    pass
+
+
+class AnswerTooDeep(UnreadableAnswer):
+    pass
+
+
+class RequestTimeout(ClusterError):
+    """The API server did not answer a whole request by its deadline."""
+
+
 def admission_denial(error):
     """The admission webhook's message inside an API error, if any."""
     text = str(error)

@@ -7,6 +7,11 @@ Layer: the cluster client. Importing the kubernetes client takes most of a
 second; for the kubeconfigs the lab writes (server, CA, client certificate and
 key or a bearer token) this speaks to the API server over http.client with one
 kept-alive connection; any other kubeconfig goes through the kubernetes client.
+
+A request has one deadline (client/answer.py's Deadline): connecting,
+sending, and every read of the status line, the headers and the body wait
+at most what is left of it, so an answer trickling in byte by byte ends
+with it; the body is read up to a bound (answer.MAX_BYTES).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,12 +19,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import io
 import json
 import os
 import shutil
+import socket
 import ssl
 import tempfile
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import answer
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ApiException
 
 try:
@@ -46,6 +54,47 @@ _LIGHT_USER_KEYS = frozenset(('client-certificate', 'client-certificate-data', '
 class _Answer(object):
     def __init__(self, data):
         self.data = data
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's reads (through its own raw file, which keeps it open while read), each waiting at most what
+    is left of the request's deadline."""
+
+    def __init__(self, sock, deadline):
+        super(_DeadlineReader, self).__init__()
+        self.sock, self.deadline = sock, deadline
+        self.raw = sock.makefile('rb', buffering=0)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        self.sock.settimeout(self.deadline.left())
+        try:
+            return self.raw.readinto(buffer)
+        except socket.timeout:  # it waited what was left
+            raise self.deadline.error()
+
+    def close(self):
+        if not self.closed:
+            self.raw.close()
+        super(_DeadlineReader, self).close()
+
+
+class _DeadlineSocket(object):
+    """What http.client's response reads from: the socket, through _DeadlineReader."""
+
+    def __init__(self, sock, deadline):
+        self.sock, self.deadline = sock, deadline
+
+    def makefile(self, mode, *args, **kwargs):
+        return io.BufferedReader(_DeadlineReader(self.sock, self.deadline))
+
+
+def _response_class(deadline):
+    def response(sock, *args, **kwargs):
+        return http_client.HTTPResponse(_DeadlineSocket(sock, deadline), *args, **kwargs)
+    return response
 
 
 class LightApi(object):
@@ -97,34 +146,40 @@ class LightApi(object):
         return http_client.HTTPConnection(self.netloc, timeout=timeout)
 
     def call_api(self, path, method, query_params=None, header_params=None, body=None, _request_timeout=None,
-                 **kwargs):
+                 _deadline=None, _limit=answer.MAX_BYTES, **kwargs):
+        """_Answer(body bytes); the whole request within _deadline (an answer.Deadline; else _request_timeout
+        seconds from now), its body at most _limit bytes (else answer.AnswerTooLarge)."""
         url = self.prefix + path + ('?' + urlencode(query_params) if query_params else '')
+        deadline = _deadline or answer.Deadline(_request_timeout or 60, '%s %s' % (method, path))
         headers = dict(header_params or {})
         if self.token:
             headers['Authorization'] = 'Bearer ' + self.token
         payload = None if body is None else json.dumps(body).encode('utf-8')
         for attempt in (1, 2):
             reused = self.connection is not None
-            if reused:
-                self.connection.timeout = _request_timeout
-                if self.connection.sock is not None:
-                    self.connection.sock.settimeout(_request_timeout)
-            else:
-                self.connection = self._connect(_request_timeout)
+            if not reused:
+                self.connection = self._connect(deadline.left())
             try:
+                self.connection.timeout = deadline.left()  # connecting (and TLS) and sending
+                if self.connection.sock is not None:
+                    self.connection.sock.settimeout(self.connection.timeout)
+                self.connection.response_class = _response_class(deadline)  # every read of the answer
                 self.connection.request(method, url, body=payload, headers=headers)
                 response = self.connection.getresponse()
-                data = response.read()
+                data = answer.read_body(response.read, deadline, _limit, response.getheader('Content-Length'))
             except (http_client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 self.close()
                 if reused and attempt == 1:
                     continue  # a kept-alive connection the server closed meanwhile: once more on a new one
                 raise
-            except Exception:
+            except socket.timeout:  # connecting or sending waited what was left
                 self.close()
+                raise deadline.error()
+            except BaseException:
+                self.close()  # the answer is not read to its end: the connection cannot carry another
                 raise
             if response.status >= 400:
-                raise ApiException(response.status, response.reason, data.decode('utf-8', 'replace'))
+                raise ApiException(response.status, response.reason, bytes(data).decode('utf-8', 'replace'))
             return _Answer(data)
 
     def close(self):

@@ -21,7 +21,8 @@ Probe pods live in their own namespace (their events stay out of the
 learner's) and are deleted before the gate returns. A lab already proved is
 not probed again while nothing it depends on changed: the gate records a
 fingerprint (identities of the components' processes or pods, the nodes'
-GPUs) in a ConfigMap of the probe namespace after a full pass.
+GPUs) after a full pass in a file of the lab's state directory, which only
+the lab can write (gate/marker.py); nothing in the cluster is believed for it.
 
 Gate is the runner: its one deadline (taken at its start; the links stop
 CLEANUP_SECONDS before it, so removing the probe pods fits), the probe pods'
@@ -61,19 +62,22 @@ class Gate(object):
 
     binder_pid_file (sim) or binder_deployment (k3s) says where the binder's
     arguments are read. pull_images is False on the sim, whose node pulls
-    nothing. identity_pid_files / identity_namespaces feed the fingerprint.
+    nothing. identity_pid_files / identity_namespaces feed the fingerprint,
+    kept in state_dir (none: the probes always run).
     """
 
     def __init__(self, cluster, probe_namespace, image, timeout, reservation_namespace=kai_gpu.RESERVATION_NAMESPACE,
                  kai_namespace='kai-scheduler', binder_pid_file=None, binder_deployment='binder',
                  pull_images=True, identity_pid_files=(), identity_namespaces=(), reprove=False,
-                 check_mode=False, clock=time.monotonic, sleep=time.sleep, read_cmdline=None, interval=0.25):
+                 check_mode=False, clock=time.monotonic, sleep=time.sleep, read_cmdline=None, interval=0.25,
+                 state_dir=None):
         self.cluster, self.namespace, self.image, self.timeout = cluster, probe_namespace, image, timeout
         self.reservation_namespace, self.kai_namespace = reservation_namespace, kai_namespace
         self.binder_pid_file, self.binder_deployment = binder_pid_file, binder_deployment
         self.pull_images, self.reprove, self.check_mode = pull_images, reprove, check_mode
         self.identity_pid_files = list(identity_pid_files)
         self.identity_namespaces = list(identity_namespaces)
+        self.state_dir = state_dir
         self.clock, self.sleep, self.interval = clock, sleep, interval
         self.read_cmdline = read_cmdline or process.process_cmdline
         self.started = self.deadline = self.links_deadline = None

@@ -26,8 +26,9 @@ import time
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.probes import (
-    CPU_PROBE, FAKE_GPU_FLAG, FAKE_GPU_LABEL, FRACTION_PROBE, GPU_PROBE, MARKER, PROBE_FRACTION, GateFailure,
+    CPU_PROBE, FAKE_GPU_FLAG, FAKE_GPU_LABEL, FRACTION_PROBE, GPU_PROBE, PROBE_FRACTION, GateFailure,
     deployment_args, describe_pod, events_of, fingerprint, has_fake_gpu_nodes, is_running, node_has_image,
     pid_identities, probe_pod, reservation_of, waiting_reasons)
 
@@ -293,16 +294,14 @@ def current_fingerprint(gate, nodes):
 
 
 def recorded_fingerprint(gate):
-    """(digest, proven_at) of the last full pass, from the marker ConfigMap (None, None without one)."""
-    data = (gate.cluster.get('v1', 'ConfigMap', MARKER, gate.namespace) or {}).get('data') or {}
-    return data.get('fingerprint'), data.get('proven_at')
+    """(digest, proven_at) of the last full pass, from the marker file in the gate's state directory (gate/marker.py;
+    None, None without one): nothing in the cluster, which others may write, is taken for it."""
+    return marker.read(gate.state_dir)
 
 
 def record_fingerprint(gate, digest):
-    gate.cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap',
-                        'metadata': {'name': MARKER, 'namespace': gate.namespace},
-                        'data': {'fingerprint': digest,
-                                 'proven_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}})
+    if gate.state_dir:
+        marker.write(gate.state_dir, digest, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
 
 
 def reuse_recorded_proof(gate, proven_at):

@@ -25,7 +25,6 @@ LINKS = ('binder', 'gpu_pod', 'fraction', 'image')
 GPU_PROBE = 'kai-ready-gpu'
 FRACTION_PROBE = 'kai-ready-fraction'
 CPU_PROBE = 'kai-ready-cpu'
-MARKER = 'kai-lab-ready'
 PROBE_QUEUE = 'default-queue'
 FAKE_GPU_FLAG = '--fake-gpu-nodes'
 FAKE_GPU_LABEL = kai_gpu.FAKE_GPU_LABEL

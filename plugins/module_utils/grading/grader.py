@@ -27,6 +27,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse a
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import RequestTimeout
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     FAILED, PASSED, UNVERIFIED, Check, Result, Stop, bilingual, failed, passed, say, say_both)
 
@@ -51,6 +52,14 @@ WORDS = {
     'timeout': {
         'en': 'Not checked: grading ran out of its {seconds} s time limit.',
         'ko': '확인하지 못했습니다: 채점 제한 시간 {seconds}초를 넘었습니다.',
+    },
+    'unread': {
+        'en': '{what} could not be read: {error}',
+        'ko': '{what_ko} 을(를) 읽을 수 없습니다: {error}',
+    },
+    'unread_hint': {
+        'en': 'Remove or fix what the message names (or start the lab if it is not running), then check again.',
+        'ko': '메시지가 가리키는 것을 지우거나 고친 뒤(실습 환경이 멈췄다면 시작한 뒤) 다시 확인하세요.',
     },
     'environment.kai_components': {
         'desc': {'en': 'KAI-Scheduler components are running', 'ko': 'KAI-Scheduler 구성요소가 실행 중'},
@@ -93,11 +102,15 @@ def step_selection(requested):
 
 
 class Snapshot(object):
-    """Everything the grader reads, fetched once (a few list calls).
+    """Everything the grader reads, fetched once (a few list calls of the lab's namespace).
 
     deadline (time.monotonic()) bounds the reading too: past it, the rest is
     not read and the snapshot says so as its error, so the cluster's checks
-    report the time limit instead of the grade running over it.
+    report the time limit instead of the grade running over it. What only
+    some checks need beyond the lab's namespace (the pods of every namespace,
+    of KAI's reservation namespace, pods of a name elsewhere) is read when a
+    check first asks for it (read_later): an object the client refuses there
+    (client/answer.py) leaves only that check unverified, naming it.
     """
 
     def __init__(self, cluster, namespace, workdir, health=None, kai_version='v0.18.6', deadline=None):
@@ -107,20 +120,19 @@ class Snapshot(object):
         self.kai_version = kai_version
         self.error = None
         self.pods = []
-        self.all_pods = []
         self.podgroups = []
         self.events = []
         self.queues = []
-        self.configmaps = {}
         self.health = health or {}
         self._files = {}
         self.namespace_uid = None
         # What earlier grades verified (grade_record_store); empty unless the caller loads one.
         self.record = grade_record_store.empty(namespace)
+        self._cluster, self._deadline, self._later = cluster, deadline, {}
         try:
             self._read(cluster, deadline)
         except ClusterError as exc:
-            self.error = str(exc)
+            self.error = OUT_OF_TIME if self._past(exc) else str(exc)
         except TimeoutError:
             self.error = OUT_OF_TIME
 
@@ -134,16 +146,60 @@ class Snapshot(object):
         namespace_object = in_time(cluster.get('v1', 'Namespace', self.namespace))
         self.namespace_uid = kai.meta(namespace_object).get('uid') if namespace_object else None
         self.queues = in_time(cluster.list(kai.QUEUE_API, 'Queue'))
-        self.all_pods = in_time(cluster.list('v1', 'Pod'))
-        self.pods = [p for p in self.all_pods if kai.meta(p).get('namespace') == self.namespace]
+        self.pods = in_time(cluster.list('v1', 'Pod', self.namespace))
         self.podgroups = in_time(cluster.list(kai.PODGROUP_API, 'PodGroup', self.namespace))
         self.events = in_time(cluster.list('v1', 'Event', self.namespace))
-        # One list, not a GET per fraction pod: only the ConfigMaps those pods read are kept.
-        wanted = set(name for pod in self.pods for name in kai_gpu.shared_gpu_configmap_names(pod))
-        if wanted:
-            for configmap in in_time(cluster.list('v1', 'ConfigMap', self.namespace)):
-                if kai.name_of(configmap) in wanted:
-                    self.configmaps[kai.name_of(configmap)] = configmap
+        # The ConfigMaps fraction pods read (configmaps): one list, not a GET per pod, when first needed.
+        self._wanted = set(name for pod in self.pods for name in kai_gpu.shared_gpu_configmap_names(pod))
+
+    def _past(self, exc):
+        """Whether exc is the grade's time limit running out during a request."""
+        return isinstance(exc, RequestTimeout) and self._deadline is not None and time.monotonic() >= self._deadline
+
+    def read_later(self, key, read, what):
+        """What read() gives, read once, when a check first needs it, within the grade's time.
+
+        what: (en, ko) naming it. When it cannot be read, Stop with the
+        check unverified, saying what and why (the client's error names an
+        object it refused and the bound).
+        """
+        if key not in self._later:
+            try:
+                if self._deadline is not None and time.monotonic() > self._deadline:
+                    raise TimeoutError()
+                self._later[key] = (read(), None)
+            except ClusterError as exc:
+                self._later[key] = (None, OUT_OF_TIME if self._past(exc) else str(exc))
+            except TimeoutError:
+                self._later[key] = (None, OUT_OF_TIME)
+        value, error = self._later[key]
+        if error is not None:
+            raise Stop(Result(UNVERIFIED, problem=say_both(WORDS['unread'], what=what[0], what_ko=what[1], error=error),
+                              hint=say_both(WORDS['unread_hint'])))
+        return value
+
+    @property
+    def all_pods(self):
+        """The pods of every namespace (step 8 counts every GPU), read page by page when first needed."""
+        return self.read_later('all_pods', lambda: self._cluster.list('v1', 'Pod'),
+                               ('the pods of every namespace', '모든 네임스페이스의 파드'))
+
+    @property
+    def reservation_pods(self):
+        """The pods of KAI's reservation namespace (who holds a shared GPU), read when first needed."""
+        where = kai_gpu.RESERVATION_NAMESPACE
+        return self.read_later('reservation_pods', lambda: self._cluster.list('v1', 'Pod', where),
+                               ('the pods of namespace %s' % where, '%s 네임스페이스의 파드' % where))
+
+    @property
+    def configmaps(self):
+        """name -> ConfigMap of the lab's namespace, those its fraction pods read (listed once, when first needed)."""
+        if not getattr(self, '_wanted', None):
+            return {}
+        listed = self.read_later('configmaps', lambda: self._cluster.list('v1', 'ConfigMap', self.namespace),
+                                 ('the ConfigMaps of namespace %s' % self.namespace,
+                                  '%s 네임스페이스의 ConfigMap' % self.namespace))
+        return dict((kai.name_of(c), c) for c in listed if kai.name_of(c) in self._wanted)
 
     @staticmethod
     def _named(objs, name):
@@ -162,8 +218,13 @@ class Snapshot(object):
         return self._named(self.podgroups, name)
 
     def elsewhere(self, name):
-        """Namespaces other than the lab's holding a pod of this name."""
-        return sorted(kai.meta(p).get('namespace') for p in self.all_pods
+        """Namespaces other than the lab's holding a pod of this name (a hint: [] when they cannot be read)."""
+        try:
+            pods = self.read_later(('named', name), lambda: self._cluster.list(
+                'v1', 'Pod', field_selector='metadata.name=%s' % name), ('pods named %s' % name, '%s 파드' % name))
+        except Stop:
+            return []
+        return sorted(kai.meta(p).get('namespace') for p in pods
                       if kai.name_of(p) == name and kai.meta(p).get('namespace') != self.namespace
                       and kai.meta(p).get('namespace') != kai_gpu.RESERVATION_NAMESPACE)
 

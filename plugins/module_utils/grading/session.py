@@ -153,6 +153,8 @@ def grade(settings, steps=None, write=True, cluster=None, reports=True):
 def _grade(settings, step_ids, workdir, output, deadline, write, cluster, reports):
     if cluster is None:
         cluster = connect(settings)
+    if isinstance(cluster, Cluster):
+        cluster.deadline = deadline  # no request runs past the grade's time limit, not even one under way
     # Graded against the KAI that runs; unreadable or not the expected one: refused before any check.
     running = running_kai(settings, cluster)
     health = probe_urls(settings['health_urls']) if settings['health_urls'] else None

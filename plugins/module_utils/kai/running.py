@@ -29,11 +29,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
-import gzip
 import json
 import re
+import zlib
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import answer
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 
 RECORD_SCHEMA = 1
@@ -42,6 +43,8 @@ KAI_MODULES = tuple(sorted(set(profile['module'] for profile in kai_profiles.PRO
 # The image KAI's scheduler runs as (ghcr.io/kai-scheduler/kai-scheduler/scheduler:<tag>).
 SCHEDULER_IMAGE = 'scheduler'
 HELM_RELEASE = 'kai-scheduler'
+# A Helm release of KAI's chart unpacks to a few MB; a Secret of 1.5 MB could unpack to far more.
+MAX_RELEASE_BYTES = 32 * 1024 * 1024
 
 # The options of the modules that read the running version (doc_fragments/kai_running.py).
 RUNNING_ARGS = dict(
@@ -174,8 +177,17 @@ def _release_chart(secret):
     """The chart metadata of a Helm 3 release Secret (data.release: base64 of Helm's base64 of gzip of JSON)."""
     payload = base64.b64decode(base64.b64decode((secret.get('data') or {}).get('release') or ''))
     if payload[:2] == b'\x1f\x8b':
-        payload = gzip.decompress(payload)
-    return ((json.loads(payload.decode('utf-8')) or {}).get('chart') or {}).get('metadata') or {}
+        try:
+            payload = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(payload, MAX_RELEASE_BYTES + 1)
+        except zlib.error as exc:
+            raise ValueError('not gzip: %s' % exc)
+        if len(payload) > MAX_RELEASE_BYTES:
+            raise ValueError('it unpacks to more than %d MiB' % (MAX_RELEASE_BYTES // (1024 * 1024)))
+    try:  # bounded in depth as the API server's answers are
+        release = answer.decode(payload, 'read the release', 'Secret')
+    except ClusterError as exc:
+        raise ValueError(str(exc).split(': ', 1)[-1])
+    return (((release if isinstance(release, dict) else {}).get('chart') or {}).get('metadata')) or {}
 
 
 def _version_of(text):

@@ -20,7 +20,10 @@ returns the content or raises LearnerFileError.
   ``O_NOFOLLOW|O_NONBLOCK`` (a symlink anywhere is refused, ``..`` and
   absolute names are refused), then ``fstat`` must show a regular file
   (FIFOs, devices, sockets and directories are refused before any read) of
-  at most ``MAX_BYTES`` (256 KiB); the read itself is bounded too.
+  at most ``MAX_BYTES`` (256 KiB); the read itself is bounded too. A file
+  with more than one link is read only when the workdir's owner owns it: a
+  hard link to a file the learner cannot read is refused, whatever
+  fs.protected_hardlinks says.
 - A directory is a path, or a ``Workdir`` (learner/workdir_fd.py) carrying
   ``.fd``: ``directory_fd`` gives every function here and in learner/write.py
   its own descriptor of it, so a workdir opened once is never resolved
@@ -125,6 +128,7 @@ def _open_regular(workdir, name, limit):
                               % (printable(workdir, 120), os.strerror(exc.errno)))
     fd = None
     try:
+        owner = os.fstat(directory).st_uid  # the workdir's
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             flags = os.O_RDONLY | nofollow | cloexec | (os.O_NONBLOCK if last else getattr(os, 'O_DIRECTORY', 0))
@@ -149,10 +153,22 @@ def _open_regular(workdir, name, limit):
         os.close(fd)
         en, ko = KIND_WORDS[kind]
         return None, _not_regular(name, en, ko)
+    if info.st_nlink > 1 and info.st_uid != owner:
+        os.close(fd)
+        return None, _hard_link(name, info, owner)
     if info.st_size > limit:
         os.close(fd)
         return None, _too_large(name, info.st_size, limit)
     return fd, info.st_size
+
+
+def _hard_link(name, info, owner):
+    return _problem(name, 'is a hard link (one of %d names) to a file of uid %d, not of the workdir\'s owner (uid %d): '
+                    'the lab reads only files with one name or of the workdir\'s owner; replace it with a copy of '
+                    'your own file' % (info.st_nlink, info.st_uid, owner),
+                    'uid %d 소유 파일에 대한 하드 링크입니다(이름 %d개). 작업 디렉터리 소유자(uid %d)의 파일이 아닙니다. '
+                    '실습은 이름이 하나인 파일이나 작업 디렉터리 소유자의 파일만 읽습니다. 링크 대신 자신의 파일 사본을 두세요'
+                    % (info.st_uid, info.st_nlink, owner))
 
 
 def _not_regular(name, en, ko):

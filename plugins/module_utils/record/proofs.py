@@ -30,7 +30,7 @@ import time
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record.store import (
-    CHECK_ID, MAX_PROOFS, both, clean_entry, load, save, say, text, usable_path, valid_proof)
+    CHECK_ID, MAX_PROOFS, RecordBusy, both, clean_entry, load, say, text, update, usable_path, valid_proof)
 
 # Keys a check puts in its evidence: live proofs to keep, the pods the proof
 # is about (name -> uid), and, when the record stood in, what it used.
@@ -224,14 +224,18 @@ def grade_with_record(snapshot, run, record_path, workdir, write=True, now=None)
     notes.extend(load_notes)
     snapshot.record = record
     grade = run()
-    updated, added = remember(record, grade, now)
+    _unused, added = remember(record, grade, now)
     used = [c['id'] for s in grade.get('steps') or [] for c in s.get('checks') or []
             if isinstance(c.get('evidence'), dict) and c['evidence'].get(RECORDED_KEY)]
     kept = []
     if path and write and added:
+        def change(fresh):  # under the record's lock: what concurrent grades kept since stays
+            merged, now_added = remember(fresh, grade, now)
+            return (merged if now_added else None), now_added
         try:
-            save(path, updated)
-            kept = added
+            kept = update(path, snapshot.namespace, getattr(snapshot, 'namespace_uid', None), change)
+        except RecordBusy as exc:
+            notes.append(exc.problem)
         except (IOError, OSError) as exc:
             notes.append(both('unwritable', WORDS, path=path, error=exc.strerror or str(exc)))
     lang = grade.get('lang') or 'en'

@@ -7,7 +7,10 @@ The record lives in the grader's state directory
 (<state>/grade-records/<namespace>.json), outside the learner's workdir and
 outside the cluster, written atomically with mode 0600. Loading never raises:
 a missing, corrupt, foreign or hostile record counts as empty, with a note
-saying why.
+saying why. update() changes it under an exclusive lock (flock of
+.<namespace>.json.lock beside it): loaded afresh, changed, saved by rename,
+so concurrent grades (two kai-lab check of different steps) keep each
+other's entries.
 
 What a record holds and which proof a check accepts from it: record/proofs.py.
 
@@ -18,17 +21,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import re
 import stat
 import tempfile
+import time
 
 SCHEMA_VERSION = 1
 RECORD_DIR = 'grade-records'
 MAX_RECORD_BYTES = 1024 * 1024
 MAX_PROOFS = 10
 MAX_TEXT = 1000
+# How long a grade waits for another one changing the record (each takes milliseconds).
+LOCK_WAIT = 10.0
 
 CHECK_ID = re.compile(r'^[a-z][a-z0-9_]{0,40}\.[a-z][a-z0-9_]{0,40}$')
 NAMESPACE = re.compile(r'^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')
@@ -51,6 +60,10 @@ WORDS = {
     'inside_workdir': {'en': 'the grade record path {path} is inside the learner\'s files ({workdir}); '
                              'no record is read or written there',
                        'ko': '채점 기록 경로 {path} 가 학습자 파일({workdir}) 안에 있어 기록을 읽거나 쓰지 않습니다'},
+    'busy': {'en': 'the grade record {path} stayed locked by another grade for {seconds} s; this grade\'s checks are '
+                   'not kept in it: check again',
+             'ko': '채점 기록 {path} 을(를) 다른 채점이 {seconds}초 동안 잠그고 있어 이번 결과를 기록하지 못했습니다. '
+                   '다시 확인하세요'},
     'bad_namespace': {'en': 'namespace {namespace!r} is not a Kubernetes name; no grade record is kept',
                       'ko': '네임스페이스 {namespace!r} 가 Kubernetes 이름이 아니어서 채점 기록을 남기지 않습니다'},
 }
@@ -199,6 +212,58 @@ def load(path, namespace, namespace_uid=None):
         else:
             notes.append(both('entry', path=path, check=text(str(check_id), 80)))
     return record, notes
+
+
+class RecordBusy(Exception):
+    """The record's lock was not had within the wait; problem is the note (en, ko)."""
+
+    def __init__(self, problem):
+        super(RecordBusy, self).__init__(problem['en'])
+        self.problem = problem
+
+
+def lock_path(path):
+    return os.path.join(os.path.dirname(path), '.%s.lock' % os.path.basename(path))
+
+
+@contextlib.contextmanager
+def locked(path, wait=None, clock=time.monotonic, sleep=time.sleep):
+    """An exclusive lock on the record at path (flock of a lock file beside it, 0600, ours), waiting at most wait
+    seconds (default LOCK_WAIT; then RecordBusy); released when the block ends, or when the process does."""
+    wait = LOCK_WAIT if wait is None else wait
+    os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)  # another grade may make it at the same moment
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0),
+                 0o600)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise OSError(errno.EPERM, 'the lock file %s is not a file of ours' % lock_path(path))
+        give_up = clock() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except (IOError, OSError) as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+            if clock() >= give_up:
+                raise RecordBusy(both('busy', path=path, seconds=wait))
+            sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
+
+
+def update(path, namespace, namespace_uid, change, wait=None):
+    """Change the record under its lock: loaded afresh (a concurrent grade may have saved since this one
+    loaded it), change(record) -> (new record or None for no change, result), saved atomically; returns result.
+    Raises RecordBusy, or IOError/OSError when it cannot be written."""
+    with locked(path, wait):
+        record, _notes = load(path, namespace, namespace_uid)
+        changed, result = change(record)
+        if changed is not None:
+            save(path, changed)
+    return result
 
 
 def save(path, record):

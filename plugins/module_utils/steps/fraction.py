@@ -155,7 +155,7 @@ def check_shared(snapshot):
     pods = dict((name, learner.require_running(snapshot, name)) for name in FRACTION_PODS)
     groups = dict((n, kai_gpu.gpu_group(p)) for n, p in pods.items())
     devices = dict((n, kai_gpu.resolve_env(p, snapshot.configmaps)) for n, p in pods.items())
-    reservations = kai_gpu.reservation_pods(snapshot.all_pods)
+    reservations = kai_gpu.reservation_pods(snapshot.reservation_pods)
     evidence = {'groups': groups, 'devices': devices, 'reservation_pods': [kai.name_of(p) for p in reservations]}
     if None in groups.values() or len(set(groups.values())) != 1:
         return failed(bilingual('fr-1 and fr-2 are not in one GPU group: %s' % groups,

@@ -34,6 +34,7 @@ import socket
 import stat
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
+from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker as readiness_marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import probes as readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import comparable
 
@@ -248,11 +249,10 @@ def cluster_state(spec, cluster, system):
     gate = spec.get('fingerprint')
     if gate:
         nodes = [n for n in items('v1', 'Node') if readiness_probes.node_gpus(n) > 0]
-        marker = [c for c in items('v1', 'ConfigMap') if meta(c).get('name') == readiness_probes.MARKER
-                  and meta(c).get('namespace') == gate['namespace']]
         identities = [_identity(path, system) for path in gate.get('pid_files') or []]
         result['fingerprint'] = {
-            'proven': ((marker[0].get('data') or {}).get('fingerprint')) if marker else None,
+            # The gate's own marker file in the state directory, not anything in the cluster.
+            'proven': readiness_marker.read(gate.get('state_dir'))[0],
             'current': readiness_probes.fingerprint(identities, [], nodes, gate['image'])}
     return result
 

@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+"""A local Kubernetes API server for the tests, over HTTP on 127.0.0.1.
+
+Serves a FakeCluster's objects on the paths the client's table of kinds
+(client/kinds.py) gives them, as the API server answers: a GET of one
+object, or a list ({"kind": "<Kind>List", "items": [...]}) of one namespace
+or of every namespace, paged by `limit` and `continue` as the API server
+pages. Each request is recorded (server.seen). `raw` maps a path prefix to a
+function writing its own answer (a huge, deep or trickling one): the tests of
+bounded answers use it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import KINDS
+
+# path prefix + plural -> (apiVersion, kind, namespaced)
+PLURALS = dict(((prefix, plural), (api, kind, namespaced)) for (api, kind), (prefix, plural, namespaced) in KINDS.items())
+
+
+def route(path):
+    """(apiVersion, kind, namespace, name) of an API path, or None."""
+    parts = [p for p in path.strip("/").split("/") if p]
+    prefix_len = 2 if parts[:1] == ["api"] else 3
+    prefix, rest = "/".join(parts[:prefix_len]), parts[prefix_len:]
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest or (prefix, rest[0]) not in PLURALS:
+        return None
+    api, kind, _ = PLURALS[(prefix, rest[0])]
+    return (api, kind, namespace, rest[1] if len(rest) > 1 else None)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.server.seen.append(self.path)
+        for prefix, answer in self.server.raw.items():
+            if self.path.startswith(prefix):
+                try:
+                    answer(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading, as it should
+                self.close_connection = True
+                return
+        parts = urlsplit(self.path)
+        where = route(parts.path)
+        if where is None:
+            return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+        api, kind, namespace, name = where
+        cluster = self.server.cluster
+        texts = [t for t in self.server.texts if t[:2] == (api, kind) and (namespace is None or t[2] == namespace)]
+        if name is not None:
+            for text in texts:
+                if text[3] == name and text[2] == namespace:
+                    return self.answer(200, None, text[4])
+            obj = cluster.objects.get(cluster._key(api, kind, name, namespace))
+            if obj is None and kind == "Namespace":
+                obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "uid": "uid-" + name}}
+            if obj is None:
+                return self.answer(404, {"kind": "Status", "message": '%s "%s" not found' % (kind, name)})
+            return self.answer(200, obj)
+        query = parse_qs(parts.query)
+        selector = query.get("labelSelector", [None])[0]
+        items = [json.dumps(item) for item in cluster.list(api, kind, namespace, label_selector=selector)]
+        items += [text[4] for text in texts if not selector]
+        start = int(query.get("continue", ["0"])[0])
+        limit = int(query.get("limit", ["0"])[0])
+        page = items[start:start + limit] if limit else items[start:]
+        more = str(start + len(page)) if limit and start + len(page) < len(items) else ""
+        self.server.pages.append((kind, namespace, start, len(page)))
+        head = json.dumps({"kind": kind + "List", "apiVersion": api, "metadata": {"continue": more} if more else {}})
+        self.answer(200, None, head[:-1] + ', "items": [' + ", ".join(page) + "]}")
+
+    def answer(self, status, obj, text=None):
+        data = (json.dumps(obj) if text is None else text).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def start(cluster, raw=None, texts=()):
+    """A running server for cluster (a FakeCluster); stop it with stop(server)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.cluster = cluster
+    server.raw = dict(raw or {})
+    server.texts = list(texts)
+    server.seen = []
+    server.pages = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = "http://127.0.0.1:%d" % server.server_address[1]
+    return server
+
+
+def stop(server):
+    server.shutdown()
+    server.server_close()
+
+
+def kubeconfig(path, server_url, user=None):
+    """A kubeconfig for server_url (user: what the kubeconfig says of the user; a token by default)."""
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "lab",
+        "clusters": [{"name": "lab", "cluster": {"server": server_url}}],
+        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "lab"}}],
+        "users": [{"name": "lab", "user": user or {"token": "t"}}]}))
+    return str(path)
+
+
+def nested(depth):
+    """JSON text of a fieldsV1-like value nested depth levels deep ({"f:a": {"f:a": ... {}}})."""
+    return '{"f:a": ' * (depth - 1) + "{}" + "}" * (depth - 1)
+
+
+def deep_object(kind, name, namespace, depth=1500):
+    """JSON text of an object whose metadata.managedFields[0].fieldsV1 nests depth levels deep, as the API
+    server keeps one written with kubectl (it accepts up to 10,000 levels)."""
+    head = json.dumps({"metadata": {"name": name, "namespace": namespace, "uid": "uid-" + name,
+                                    "creationTimestamp": "2026-12-01T10:00:00Z"}, "spec": {}})
+    field = ', "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": %s}]}' % nested(depth)
+    meta_end = head.index("}")  # the end of metadata: its fields hold no object
+    return head[:meta_end] + field + head[meta_end + 1:]
