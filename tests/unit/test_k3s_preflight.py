@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -126,17 +127,26 @@ def test_the_guides_table_is_the_supported_images():
     assert table == [("%s %s" % (name, version), python) for name, version, python in k3s_preflight.SUPPORTED_IMAGES]
 
 
-def _preflight_problems(vm: dict, venv_rc: int = 0, ntp: str = "yes") -> list[dict]:
-    """The role's own assert task, evaluated with Ansible's templating on these facts."""
+def _preflight_problems(vm: dict, venv_rc: int = 0, ntp: str = "yes", facts_age: int = 0,
+                        vm_clock_off: float = 0.0) -> list[dict]:
+    """The role's own assert task, evaluated with Ansible's templating on these facts.
+
+    facts_age: seconds between the facts and the assert (the preflight's own
+    run time); vm_clock_off: the VM's clock less the control host's."""
     tasks = yaml.safe_load((ROLE / "tasks" / "preflight.yml").read_text())
     task = next(t for t in tasks if t["name"] == "Check that this VM can take the lab")
     loader = DataLoader()
     variables = dict(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
     variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
-    epoch = str(int(__import__("time").time()))
+    now = time.time()
+    epoch = str(int(now - facts_age + vm_clock_off))
+    # The clock probe as the VM answers it: the control host's time sent with
+    # the command (2 s before the assert), the VM's clock read 1 s later, NTP.
+    sent = now - 2
+    clock = {"stdout_lines": ["%.3f" % sent, str(int(sent + 1 + vm_clock_off)), ntp], "rc": 0}
     variables.update(ansible_facts=dict(vm, date_time={"epoch": epoch}), role_path=str(ROLE), inventory_hostname="vm",
                      k3s_preflight_venv={"rc": venv_rc, "stderr": NO_VENV if venv_rc else "", "stdout": ""},
-                     k3s_preflight_ntp={"stdout": ntp}, **trust(task["vars"]))
+                     k3s_preflight_ntp={"stdout": ntp}, k3s_preflight_clock=clock, **trust(task["vars"]))
     templar = Templar(loader=loader, variables=variables)
     problems = templar.template(trust_as_template("{{ k3s_preflight_problems }}"))
     message = templar.template(trust_as_template(task["ansible.builtin.assert"]["fail_msg"]))
@@ -152,6 +162,37 @@ def test_the_role_task_decides_on_the_facts_and_names_every_problem():
     assert "nothing was installed" in message
     for problem in problems:
         assert problem["en"] in message and problem["ko"] in message
+
+
+def test_the_preflights_own_run_time_is_no_clock_skew():
+    """A VM whose preflight takes 120 s (its trial venv) and whose clock is within 2 s passes; 300 s off fails."""
+    vm = facts("debian-12-amd64")
+    assert _preflight_problems(vm, ntp="no", facts_age=120, vm_clock_off=1.5)[0] == []
+    problems, message = _preflight_problems(vm, ntp="no", facts_age=120, vm_clock_off=300)
+    assert checks(problems) == ["time"]
+    assert "The VM's clock is not synchronised (NTPSynchronized=no) and is +" in message
+    off = int(re.search(r"is \+(\d+) s off", message).group(1))
+    assert 295 <= off <= 300
+    problems, message = _preflight_problems(vm, ntp="no", facts_age=120, vm_clock_off=-300)
+    assert checks(problems) == ["time"] and re.search(r"is -(29[5-9]|300) s off", message)
+    # NTP synchronised: the offset is not asked about.
+    assert _preflight_problems(vm, ntp="yes", facts_age=120, vm_clock_off=300)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("before", "vm", "after", "skew"),
+    [
+        (1000.2, 1001, 1130.0, 0),      # read within the round trip: no skew, however long it took
+        (1000.2, 1000, 1003.0, 0),      # date +%s truncates: up to 1 s early is the same second
+        (1000.2, 1400, 1003.0, 397),    # ahead of the control host's time when the answer came
+        (1000.2, 700, 1003.0, -299),    # behind the time the command was sent
+        (1000.2, "", 1003.0, None),     # no answer (no date, no sh): unknown
+        (None, 1000, 1003.0, None),
+    ],
+)
+def test_clock_skew_counts_only_what_lies_outside_the_round_trip(before, vm, after, skew):
+    result = k3s_preflight.clock_skew(before, vm, after)
+    assert result == skew if skew is None else round(result) == skew
 
 
 def _flat(tasks):

@@ -63,6 +63,31 @@ def _image(facts):
     return None
 
 
+def _seconds(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def clock_skew(before, vm, after):
+    """The VM's clock less the control host's, in seconds, or None when unknown.
+
+    before: the control host's time when the command that read the VM's clock
+    was sent; vm: what the VM read (date +%s, whole seconds); after: the
+    control host's time once the answer was back. The VM read its clock in
+    between, so a reading inside that window (or the second before it, for the
+    truncation) is no skew, however long the round trip or the preflight took."""
+    before, vm, after = _seconds(before), _seconds(vm), _seconds(after)
+    if before is None or vm is None or after is None:
+        return None
+    if vm + 1 < before:
+        return vm + 1 - before
+    if vm > after:
+        return vm - after
+    return 0.0
+
+
 def supported_table():
     return ', '.join('%s %s (Python %s)' % image for image in SUPPORTED_IMAGES)
 
@@ -73,7 +98,9 @@ def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=Non
     facts: ansible_facts (subsets min and hardware). probes: venv_rc and
     venv_stderr (python3 -m venv in a temporary directory), ntp_synchronized
     (timedatectl's NTPSynchronized: 'yes', 'no' or '' when unknown) and
-    clock_skew (VM clock minus the control host's, seconds). pythons: the
+    clock, the VM's clock read between two times of the control host
+    (before, vm, after: see clock_skew), or clock_skew (VM clock minus the
+    control host's, seconds) directly. pythons: the
     Python versions a pinned set exists for. skip: check names not to make."""
     skip = set(skip or [])
     unknown = skip - set(CHECKS)
@@ -157,7 +184,9 @@ def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=Non
             '이 VM에서 `python3 -m venv` 가 실패합니다(%s). python3-venv를 설치하세요(`sudo apt-get '
             'install python3-venv`). 에어갭 환경이면 이미지에 미리 설치해 두세요.' % detail))
     ntp = (probes.get('ntp_synchronized') or '').strip()
-    skew = probes.get('clock_skew')
+    clock = probes.get('clock')
+    skew = clock_skew(clock.get('before'), clock.get('vm'), clock.get('after')) if isinstance(clock, dict) \
+        else probes.get('clock_skew')
     if 'time' not in skip and ntp != 'yes' and (skew is None or abs(float(skew)) > MAX_CLOCK_SKEW):
         off = 'unknown' if skew is None else '%+d s' % int(float(skew))
         problems.append(_problem(
