@@ -245,10 +245,15 @@ def test_nothing_is_installed_before_the_preflight():
     names = [task.get("ansible.builtin.include_tasks") for task in tasks]
     first_change = next(i for i, task in enumerate(tasks) if "block" in task)
     assert names.index("preflight.yml") < first_change
+    # Before the block only checks: facts, asserts, and task files that only ask (the sources online mode needs).
+    checks_only = {"preflight.yml", "reachability.yml"}
     assert all(not any(key.startswith(("ansible.builtin.include", "ansible.builtin.apt", "ansible.builtin.pip",
                                        "ansible.builtin.get_url", "ansible.builtin.copy", "ansible.builtin.template"))
                        for key in task) for task in tasks[:first_change] if task.get("ansible.builtin.include_tasks")
-               != "preflight.yml")
+               not in checks_only)
+    asking = {key for task in yaml.safe_load((ROLE / "tasks" / "reachability.yml").read_text()) for key in task
+              if key.startswith("ansible.builtin.")}
+    assert asking == {"ansible.builtin.command", "ansible.builtin.fail"}
     # The preflight makes only a throwaway venv in a temporary directory and removes it.
     modules = {key for task in yaml.safe_load((ROLE / "tasks" / "preflight.yml").read_text()) for key in task
                if key.startswith("ansible.builtin.")}
