@@ -25,7 +25,10 @@ options:
   probes:
     description:
       - C(venv_rc) and C(venv_stderr) of C(python3 -m venv) in a temporary directory, C(ntp_synchronized)
-        (timedatectl's C(NTPSynchronized)), C(clock_skew) (VM clock minus the control host's, seconds).
+        (timedatectl's C(NTPSynchronized)), and C(clock), the VM's clock read between two times of the
+        control host (C(before), when the command was sent; C(vm), the VM's C(date +%s); C(after), when
+        the answer was back; only a reading outside that window counts as skew), or C(clock_skew) (VM clock
+        minus the control host's, seconds) directly.
     type: dict
     required: true
   data_dir:

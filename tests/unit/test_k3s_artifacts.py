@@ -162,7 +162,7 @@ def test_airgap_sources_are_every_file_with_its_sha256():
 
 def test_airgap_refuses_a_file_whose_sha256_differs():
     """The per-file check in tasks/airgap.yml, fed what stat would return."""
-    task = next(t for t in _tasks("airgap.yml") if t["name"] == "Check each airgap file against its pinned sha256")
+    task = next(t for t in _tasks("airgap_checks.yml") if t["name"] == "Airgap, check each file against its pinned sha256")
     conditions = task["ansible.builtin.assert"]["that"]
     pinned = "f95350e3997165974d1d1406f01aabaf869aed7ca790cc2d83a92a82f26a06c5"
 
@@ -177,7 +177,8 @@ def test_airgap_refuses_a_file_whose_sha256_differs():
 
 
 def test_airgap_requires_a_checksum_for_each_chart():
-    task = next(t for t in _tasks("airgap.yml") if t["name"] == "Check that each chart archive has its own pinned sha256")
+    task = next(t for t in _tasks("airgap_checks.yml")
+                if t["name"] == "Airgap, check that each chart archive has its own pinned sha256")
     conditions = task["ansible.builtin.assert"]["that"]
 
     def holds(**settings) -> bool:
@@ -243,7 +244,8 @@ def test_unit_runs_the_installed_binary_as_a_server():
 def test_restarts_only_through_the_handler():
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
     assert [h["name"] for h in handlers] == ["Restart k3s"]
-    for name in ("main.yml", "download.yml", "airgap.yml", "python.yml", "interpreter.yml", "images.yml"):
+    for name in ("main.yml", "download.yml", "airgap.yml", "airgap_checks.yml", "python.yml", "wheels.yml",
+                 "packages.yml", "record.yml", "reachability.yml", "interpreter.yml", "images.yml"):
         for task in _tasks(name):
             text = yaml.safe_dump(task)
             assert "state: restarted" not in text, (name, task.get("name"))
@@ -393,7 +395,7 @@ def test_the_vm_gets_the_pinned_set_of_its_own_python():
 
 
 def test_airgap_wheels_are_checked_for_the_vms_python_and_machine(tmp_path):
-    task = next(t for t in _tasks("python.yml") if t["name"].startswith("Airgap, check on the control host"))
+    task = next(t for t in _tasks("airgap_checks.yml") if t["name"].startswith("Airgap, check on the control host"))
     assert task["delegate_to"] == "localhost" and task["become"] is False
     import sys
     templar = _templar("aarch64", ansible_facts=PY310, role_path=str(ROLE), k3s_airgap_dir=str(tmp_path),

@@ -146,3 +146,101 @@ def test_teardown_removes_every_lab_state_directory():
     removed = set(_get(templar, "k3s_teardown_paths"))
     assert {"/var/lib/cni", "/var/lib/runai", "/var/lib/rancher", "/etc/rancher", "/var/lib/kubelet",
             "/run/k3s", "/run/flannel", "/usr/local/bin/k3s", "/root/.kube/config"} <= removed
+
+
+# --- what provision made, and teardown removes by record (issue 36) ---------
+
+LEARNER = {"getent_passwd": {"debian": ["x", "1000", "1000", "", "/home/debian", "/bin/bash"]}}
+
+
+def test_the_learners_kubeconfig_is_removed_under_ansible_2_19():
+    """2.19 refused this condition ("derived from value of type 'list'") on every VM with a learner user."""
+    task = next(t for t in _tasks("teardown.yml") if t["name"] == "Remove the learner's copy of the kubeconfig")
+    condition = trust_as_template(task["when"])
+    assert _templar(kai_lab_learner_user="debian", ansible_facts=LEARNER).evaluate_conditional(condition) is True
+    assert _templar(kai_lab_learner_user="gone", ansible_facts=LEARNER).evaluate_conditional(condition) is False
+    assert _templar(ansible_facts={}).evaluate_conditional(condition) is False
+
+
+def _dpkg(*installed, others=("config-files old-tool", "not-installed python3-packaging")):
+    return {"stdout_lines": ["installed " + name for name in installed] + list(others)}
+
+
+def _made(**registered):
+    variables = {"k3s_made_now": "{{ k3s_made_now }}", "k3s_made": "{{ k3s_made }}"}
+    templar = _templar(**registered)
+    return {name: templar.template(trust_as_template(value)) for name, value in variables.items()}
+
+
+STOCK = ("python3", "ca-certificates", "python3-venv")
+ROOT_KUBE = {"item": {"path": "/root/.kube"}, "diff": {"before": {"path": "/root/.kube", "state": "absent"}}}
+STATE = {"item": {"path": "/var/lib/gsb-kai-lab"}, "diff": {"before": {"path": "/var/lib/gsb-kai-lab", "state": "absent"}}}
+LEARNER_KUBE = {"diff": {"before": {"path": "/home/debian/.kube", "state": "absent"}}}
+
+
+def test_provision_records_the_packages_it_installed_and_the_kube_directories_it_made():
+    first = _made(ansible_facts={"architecture": "x86_64"},
+                  k3s_apt_before=_dpkg(*STOCK),
+                  k3s_apt_after=_dpkg(*STOCK, "python3-apt", "python-apt-common", "python3-packaging"),
+                  k3s_directories={"results": [STATE, ROOT_KUBE]}, k3s_learner_kube=LEARNER_KUBE)
+    assert first["k3s_made_now"] == {"packages": ["python-apt-common", "python3-apt", "python3-packaging"],
+                                     "paths": ["/home/debian/.kube", "/root/.kube"]}
+    record = next(t for t in _tasks("record.yml"))
+    assert record["ansible.builtin.copy"]["dest"] == "{{ k3s_made_facts_dir }}/made.fact"
+    assert _templar().template(trust_as_template("{{ k3s_made_facts_dir }}")) == "/var/lib/gsb-kai-lab/facts.d"
+    # Provision again: nothing installed, ~/.kube there: the record stays.
+    again = _made(ansible_facts={"architecture": "x86_64", "ansible_local": {"made": first["k3s_made_now"]}},
+                  k3s_apt_before=_dpkg(*STOCK, "python3-apt", "python-apt-common", "python3-packaging"),
+                  k3s_apt_after=_dpkg(*STOCK, "python3-apt", "python-apt-common", "python3-packaging"),
+                  k3s_directories={"results": [{"item": {"path": "/root/.kube"}, "diff": {"before": {
+                      "path": "/root/.kube", "state": "directory"}}}]})
+    assert again["k3s_made_now"] == again["k3s_made"] == first["k3s_made_now"]
+    templar = _templar(ansible_facts={"architecture": "x86_64", "ansible_local": {"made": first["k3s_made_now"]}})
+    assert templar.evaluate_conditional(trust_as_template(record["when"])) is False
+    # A VM that had everything: nothing is recorded.
+    stock = _made(ansible_facts={"architecture": "x86_64"}, k3s_apt_before=_dpkg(*STOCK), k3s_apt_after=_dpkg(*STOCK),
+                  k3s_directories={"results": [{"item": {"path": "/root/.kube"}, "diff": {"before": {
+                      "path": "/root/.kube", "state": "directory"}}}]})
+    assert stock["k3s_made_now"] == {"packages": [], "paths": []}
+
+
+def test_the_provision_reads_the_record_and_writes_it_after_the_packages():
+    main = _tasks("main.yml")
+    setup = main[0]["ansible.builtin.setup"]
+    assert setup["fact_path"] == "{{ k3s_made_facts_dir }}"
+    names = [t.get("ansible.builtin.include_tasks", {}).get("file") for t in main
+             if isinstance(t.get("ansible.builtin.include_tasks"), dict)]
+    assert names.index("packages.yml") < names.index("record.yml") < names.index("python.yml")
+    packages = [next(k for k in t if k.startswith("ansible.builtin.")) for t in _tasks("packages.yml")]
+    assert packages == ["ansible.builtin.command", "ansible.builtin.apt", "ansible.builtin.command"]
+
+
+def test_teardown_removes_what_provision_recorded_and_nothing_else(tmp_path):
+    tasks = {t["name"]: t for t in _tasks("teardown.yml")}
+    assert tasks["Read what provision recorded that it made"]["ansible.builtin.setup"]["fact_path"] == \
+        "{{ k3s_made_facts_dir }}"
+    empty, used, gone = tmp_path / "root-kube", tmp_path / "learner-kube", tmp_path / "gone"
+    empty.mkdir()
+    used.mkdir()
+    (used / "other-cluster.yaml").write_text("kept")
+    made = {"packages": ["python3-apt", "python3-packaging"], "paths": [str(empty), str(used), str(gone)]}
+    templar = _templar(ansible_facts={"architecture": "x86_64", "ansible_local": {"made": made}})
+    apt = tasks["Remove the Debian packages provision installed"]
+    assert templar.template(trust_as_template(apt["ansible.builtin.apt"]["name"])) == made["packages"]
+    assert apt["ansible.builtin.apt"]["state"] == "absent" and apt["ansible.builtin.apt"]["purge"] is True
+    assert templar.evaluate_conditional(trust_as_template(apt["when"])) is True
+    # The directories: run teardown's own command here; the empty one goes, the learner's other file stays.
+    remove = tasks["Remove the .kube directories provision made, where nothing else is in them"]
+    argv = templar.template(trust_as_template(remove["ansible.builtin.command"]["argv"]))
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    result = {"rc": out.returncode, "stdout": out.stdout, "stderr": out.stderr}
+    check = _templar(k3s_teardown_kube=result)
+    assert not check.evaluate_conditional(trust_as_template(remove["failed_when"]))
+    assert check.evaluate_conditional(trust_as_template(remove["changed_when"]))
+    assert not empty.exists() and (used / "other-cluster.yaml").read_text() == "kept"
+    # No record (a VM provisioned before records were kept, or torn down already): nothing is removed.
+    none = _templar(ansible_facts={"architecture": "x86_64", "ansible_local": {}})
+    assert not none.evaluate_conditional(trust_as_template(apt["when"]))
+    assert not none.evaluate_conditional(trust_as_template(remove["when"]))
+    assert none.template(trust_as_template(tasks["Remove kubectl's cache from the .kube directories provision made"]
+                                            ["loop"])) == []
