@@ -202,3 +202,13 @@ def test_a_kubeconfig_that_cannot_be_read_falls_back_too(recorded):
     found, _ = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, connect)
     assert found == ["the state check failed (OSError: [Errno 13] Permission denied: '/root/.kube/config'), "
                      "so the full provision runs"]
+
+
+def test_reset_empties_a_lab_namespace_holding_only_a_quota_or_a_limit_range():
+    tasks = yaml.safe_load((ROOT / "roles/kai_lab/tasks/reset.yml").read_text())
+    look = next(t for t in tasks if t.get("name") == "Look for the learner's objects in the lab namespace")
+    empty = next(t for t in tasks if t.get("name") == "Empty the lab namespace")
+    assert {"ResourceQuota", "LimitRange"} <= {item["kind"] for item in look["loop"]}
+    # Any object found of any kind looked for deletes the namespace (recreated as provision makes it).
+    assert empty["when"] == "kai_lab_objects.results | map(attribute='resources') | map('length') | sum > 0"
+    assert empty["kubernetes.core.k8s"]["state"] == "absent"
