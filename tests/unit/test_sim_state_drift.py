@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import copy
 import datetime
+import os
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -212,3 +216,54 @@ def test_reset_empties_a_lab_namespace_holding_only_a_quota_or_a_limit_range():
     # Any object found of any kind looked for deletes the namespace (recreated as provision makes it).
     assert empty["when"] == "kai_lab_objects.results | map(attribute='resources') | map('length') | sum > 0"
     assert empty["kubernetes.core.k8s"]["state"] == "absent"
+
+
+# ---- row 8: the cache is private, the code bundle verified before root unpacks it ------
+BUNDLE = ROOT / "roles/kai_lab/files/kai_lab_bundle.py"
+
+
+def bundle(*args):
+    return subprocess.run([sys.executable, str(BUNDLE)] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.fixture
+def cache(tmp_path):
+    directory = tmp_path / "cache"
+    directory.mkdir(mode=0o700)
+    directory.chmod(0o700)
+    out = directory / "kai-lab-0.3.0-0123456789abcdef.zip"
+    assert bundle(ROOT, out).returncode == 0
+    return directory, out
+
+
+def test_the_bundle_the_sources_give_is_kept(cache):
+    _, out = cache
+    assert bundle("--check", ROOT, out).returncode == 0
+
+
+def test_a_bundle_changed_in_the_cache_is_packed_again(cache):
+    _, out = cache
+    with zipfile.ZipFile(out, "a") as planted:
+        planted.writestr("ansible_collections/gsb/kai_lab/plugins/module_utils/client/api.py", "import os\n")
+    assert bundle("--check", ROOT, out).returncode == 1
+    tasks = yaml.safe_load((ROOT / "roles/kai_lab/tasks/cli.yml").read_text())
+    pack = next(t for t in tasks if t.get("name") == "Pack kai-lab's code on the controller")
+    assert pack["when"] == "kai_lab_cli_bundle_check.rc != 0"
+
+
+def test_a_cache_others_can_write_is_refused_naming_the_path_and_the_fix(cache):
+    directory, out = cache
+    directory.chmod(0o777)
+    result = bundle("--check", ROOT, out)
+    assert result.returncode == 2
+    assert "The cache %s is writable by group or others (mode 0777)" % directory in result.stderr
+    assert "chmod -R go-w %s" % directory in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the cache to another user needs root")
+def test_a_cache_owned_by_another_user_is_refused(cache):
+    directory, out = cache
+    os.chown(directory, 65534, -1)
+    result = bundle("--check", ROOT, out)
+    assert result.returncode == 2 and "is owned by uid 65534" in result.stderr
