@@ -25,7 +25,10 @@ description:
     the same argv and objects); every component is alive with the recorded pid and start time, runs the recorded
     argv from the recorded binary, still on disk with the same hash, and listens on its port; no certificate
     expires within its renew days (recorded with it, else O(cert_renew_days)); every file, link, object and CRD
-    equals the record; and the gate's fingerprint is the one of its last full pass.
+    equals the record (a CRD by its whole spec as well as its chart hash; every object of a kind in C(kinds), so one
+    provision did not make is a difference); and the gate's fingerprint is the one of its last full pass.
+  - A check that fails for any reason (an object that cannot be read, an error of the module itself) is not a
+    failure; the lab is then changed, and the first difference says why in one line.
   - When anything differs (or O(forget=true)), the record is removed, so only a provision that completes records
     again. The result names what differed first.
 options:
@@ -56,6 +59,8 @@ options:
       - C(components) - list of dicts, each with C(name), C(pid_file) and C(port) (optional), or with C(pid_dir),
         C(names) and C(ports) (name to port; a name without a port is not checked for listening).
       - C(files), C(links), C(dirs) - lists of paths.
+      - C(trees) - list of directories whose files (names and content, not Python's compiled files) are recorded
+        as one sha256 (the installed C(kai-lab)'s code).
       - C(certs) - list of paths, or of dicts with C(path), C(renew_days) (the role renews the certificate when it
         expires within that many days; default O(cert_renew_days)) and C(setting) (the variable that sets them,
         named when the certificate is found expiring).
@@ -189,21 +194,17 @@ def record(module, digest):
     module.exit_json(changed=False, unchanged=False, inputs_digest=digest, differences=[], lines=[])
 
 
-def check(module, digest):
-    """The start of a provision: compare the lab with the record."""
-    params = module.params
-    recorded = sim_record.read_record(params['state_dir'])
+def compare(params, digest, recorded, connect_cluster):
+    """(differences, lines) between the record and the lab now; connect_cluster() gives the Cluster."""
     spec = (recorded or {}).get('spec')
     now, lines = {}, []
     if spec:
-        require_libraries(module)
         cache = sim_record.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
         system = sim_state.System(sim_record.known_hashes(recorded, cache))
         now = sim_state.machine_state(spec, system)
         try:
             # A kubeconfig gone, or an API server down, is a difference, not a failure: the full path mends it.
-            cluster = Cluster(params['kubeconfig'], params['context'], params['request_timeout'], light=True)
-            now.update(sim_state.cluster_state(spec, cluster, system))
+            now.update(sim_state.cluster_state(spec, connect_cluster(), system))
         except ClusterError as exc:
             now['api_error'] = str(exc)
         now['inputs'] = digest
@@ -211,6 +212,26 @@ def check(module, digest):
                                         rendered=params['rendered_args'])
     if spec:
         lines = sim_differences.component_lines(now, found)
+    return found, lines
+
+
+def safe_compare(params, digest, recorded, connect_cluster):
+    """As compare(); a check that fails for any reason is one difference saying why (the full path then runs)."""
+    try:
+        return compare(params, digest, recorded, connect_cluster)
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        text = (str(exc).splitlines() or [''])[0][:200]
+        return ['the state check failed (%s: %s), so the full provision runs' % (type(exc).__name__, text)], []
+
+
+def check(module, digest):
+    """The start of a provision: compare the lab with the record."""
+    params = module.params
+    recorded = sim_record.read_record(params['state_dir'])
+    if (recorded or {}).get('spec'):
+        require_libraries(module)
+    found, lines = safe_compare(params, digest, recorded, lambda: Cluster(
+        params['kubeconfig'], params['context'], params['request_timeout'], light=True))
     unchanged = not found and not params['forget']
     if not unchanged and not module.check_mode:
         sim_record.forget_record(params['state_dir'])

@@ -43,6 +43,8 @@ def differences(recorded, now, renew_days, today, rendered=None):
     found.extend(_mapping_differences('file', recorded.get('files'), now.get('files'), _describe_file))
     found.extend(_mapping_differences('link', recorded.get('links'), now.get('links'),
                                       lambda was, now_: 'points to %s, was %s' % (now_, was)))
+    found.extend(_mapping_differences('installed tree', recorded.get('trees'), now.get('trees'),
+                                      lambda was, now_: 'content differs from what the last provision installed'))
     for path, real in sorted((now.get('dirs') or {}).items()):
         if not real:
             found.append('directory %s is missing (or is not a real directory)' % path)
@@ -183,6 +185,8 @@ def _describe_crd(was, now):
         return 'is missing'
     if not now.get('established'):
         return 'is not Established'
+    if (was or {}).get('hash') == now.get('hash'):
+        return 'spec differs from what the last provision applied (edited since: a schema or validation rule)'
     return 'carries chart hash %s, the last provision applied %s' % (_short(now.get('hash')), _short((was or {}).get('hash')))
 
 

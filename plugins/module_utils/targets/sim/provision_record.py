@@ -27,7 +27,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import w
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim.state import file_sha256
 
 RECORD_FILE = 'provisioned.json'
-RECORD_VERSION = 1
+# 2: CRDs by their whole spec, installed trees (kai-lab's code).
+RECORD_VERSION = 2
 
 
 # ---------------------------------------------------------------- what the record keeps besides the snapshot

@@ -63,6 +63,25 @@ def object_hash(obj):
     return hashlib.sha256(json.dumps(comparable(obj), sort_keys=True).encode('utf-8')).hexdigest()
 
 
+def spec_hash(obj):
+    """sha256 of an object's whole spec (a CRD's schema with its validation rules)."""
+    return hashlib.sha256(json.dumps(obj.get('spec'), sort_keys=True).encode('utf-8')).hexdigest()
+
+
+def tree_sha256(top):
+    """sha256 of every file under top (name and content; not Python's compiled files), or None without top."""
+    if not os.path.isdir(top) or os.path.islink(top):
+        return None
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != '__pycache__')
+        for name in sorted(f for f in files if not f.endswith('.pyc')):
+            path = os.path.join(root, name)
+            digest.update(os.path.relpath(path, top).encode('utf-8') + b'\0')
+            digest.update(file_sha256(path) or b'unreadable')
+    return digest.hexdigest()
+
+
 def object_key(kind, namespace, name):
     return '%s %s' % (kind, '%s/%s' % (namespace, name) if namespace else name)
 
@@ -146,6 +165,9 @@ class System(object):
         except (IOError, OSError):
             return None
 
+    def tree_sha256(self, path):
+        return tree_sha256(path)
+
     def is_real_dir(self, path):
         return os.path.isdir(path) and not os.path.islink(path)
 
@@ -169,7 +191,7 @@ _UTC = datetime.timezone.utc
 
 def snapshot(spec, cluster, system=None):
     """What the things spec names are now. spec: components, files, links, dirs,
-    certs, objects, kinds, crds, fingerprint (see the module's options).
+    certs, trees, objects, kinds, crds, fingerprint (see the module's options).
     Raises ClusterError when the API server does not answer."""
     system = system or System()
     result = machine_state(spec, system)
@@ -185,6 +207,7 @@ def machine_state(spec, system=None):
                            for path in spec.get('files') or [])
     result['links'] = dict((path, system.readlink(path)) for path in spec.get('links') or [])
     result['dirs'] = dict((path, system.is_real_dir(path)) for path in spec.get('dirs') or [])
+    result['trees'] = dict((path, system.tree_sha256(path)) for path in spec.get('trees') or [])
     result['certs'] = dict((path, system.cert_not_after(path)) for path in cert_paths(spec))
     return result
 
@@ -243,6 +266,7 @@ def cluster_state(spec, cluster, system):
             crd = present.get(name)
             crds[name] = None if crd is None else {
                 'hash': (meta(crd).get('annotations') or {}).get(crd_spec.get('annotation')),
+                'spec_sha256': spec_hash(crd),
                 'established': any(c.get('type') == 'Established' and c.get('status') == 'True'
                                    for c in (crd.get('status') or {}).get('conditions') or [])}
     result = {'objects': objects, 'kinds': kinds, 'crds': crds}

@@ -1,0 +1,269 @@
+"""Drift the learner can cause that the sim's fast path must see (issue 34, rows 2-4):
+a CRD edited by hand, webhooks and admission policies, the installed kai-lab, quotas
+and limit ranges; and a state check that fails falls back to the full provision.
+
+The record and the lists are those of tests/unit/test_sim_state.py
+(fixtures/sim-provision, a full provision of the sim with KAI v0.12.0); each test
+changes one thing there and checks that the check names it, and that the full
+path the check sends provision down repairs it."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import FIXTURES, load_json
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import differences as sim_differences
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import provision_record as sim_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import state as sim_state
+from ansible_collections.gsb.kai_lab.plugins.modules import kai_lab_sim_state
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = FIXTURES / "sim-provision"
+TODAY = datetime.datetime(2026, 12, 1, 21, 0, tzinfo=datetime.timezone.utc)
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+class Lists(object):
+    def __init__(self, lists):
+        self.lists = lists
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        return {"items": copy.deepcopy(self.lists.get(path, []))}
+
+
+def watched_kinds():
+    """The kinds the record keeps whole besides the webhooks (roles/kai_lab/vars/main.yml)."""
+    return yaml.safe_load((ROOT / "roles/kai_lab/vars/main.yml").read_text())["kai_lab_sim_state_watched_kinds"]
+
+
+@pytest.fixture
+def recorded():
+    record = load_json(RECORDED / "provisioned.json")
+    # As sim_state_record.yml records now: the watched kinds too (none were made by provision).
+    record["spec"]["kinds"] = record["spec"]["kinds"] + watched_kinds()
+    for ref in watched_kinds():
+        record["kinds"][ref["kind"]] = {}
+    return record
+
+
+def check(recorded, lists):
+    now = copy.deepcopy(recorded)
+    for key in ("version", "spec"):
+        now.pop(key)
+    now.update(sim_state.cluster_state(dict(recorded["spec"], fingerprint=None), Lists(lists), None))
+    return sim_differences.differences(recorded, now, 30, TODAY)
+
+
+def test_the_recorded_lab_with_the_watched_kinds_is_unchanged(recorded):
+    assert check(recorded, load_json(RECORDED / "provisioned-objects.json")) == []
+
+
+# ---- row 2: CRDs by their whole spec, webhooks, admission policies --------------------
+def test_a_crd_patched_with_a_validation_rule_is_named(recorded):
+    lists = load_json(RECORDED / "provisioned-objects.json")
+    queue = next(c for c in lists[CRDS] if c["metadata"]["name"] == "queues.scheduling.run.ai")
+    # kubectl patch crd queues.scheduling.run.ai: the chart's annotation stays, the spec does not.
+    queue["spec"]["versions"] = [{"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+        "type": "object", "x-kubernetes-validations": [{"rule": "false", "message": "no queues"}]}}}]
+    assert check(recorded, lists) == [
+        "CRD queues.scheduling.run.ai: spec differs from what the last provision applied "
+        "(edited since: a schema or validation rule)"]
+
+
+def test_a_record_of_the_older_format_takes_the_full_path(recorded):
+    recorded["version"] = 1
+    assert check(recorded, load_json(RECORDED / "provisioned-objects.json")) == [
+        "the record of the last provision is of another format (version 1)"]
+
+
+def test_the_full_path_replaces_a_crd_the_check_named():
+    tasks = yaml.safe_load((ROOT / "roles/kai_scheduler/tasks/sim.yml").read_text())
+    apply = next(t for t in tasks if t.get("name") == "Apply the chart's CRDs first")
+    # Replaced whole (a merge or a server-side apply keeps a rule another manager added).
+    assert apply["kubernetes.core.k8s"]["force"] is True
+    assert "kai_lab_sim_state_check.differences" in apply["when"] and "'^CRD '" in apply["when"]
+
+
+def test_a_webhook_configuration_provision_did_not_make_is_named(recorded):
+    lists = load_json(RECORDED / "provisioned-objects.json")
+    path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+    lists[path] = lists.get(path, []) + [{"metadata": {"name": "learner-deny"}, "webhooks": []}]
+    assert check(recorded, lists) == ["ValidatingWebhookConfiguration learner-deny: new since the last provision"]
+
+
+@pytest.mark.parametrize("path, kind, obj", [
+    ("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+     {"metadata": {"name": "deny-queues"}, "spec": {"validations": [{"expression": "false"}]}}),
+    ("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
+     {"metadata": {"name": "deny-queues"}, "spec": {"policyName": "deny-queues"}}),
+    # row 4: the lab namespace's quotas and limit ranges
+    ("/api/v1/resourcequotas", "ResourceQuota",
+     {"metadata": {"name": "tight", "namespace": "kai-lab"}, "spec": {"hard": {"pods": "0"}}}),
+    ("/api/v1/limitranges", "LimitRange",
+     {"metadata": {"name": "small", "namespace": "kai-lab"},
+      "spec": {"limits": [{"type": "Container", "max": {"cpu": "1m"}}]}}),
+])
+def test_an_object_of_a_watched_kind_provision_did_not_make_is_named(recorded, path, kind, obj):
+    lists = load_json(RECORDED / "provisioned-objects.json")
+    assert sim_state.list_path("v1" if path.startswith("/api/") else "admissionregistration.k8s.io/v1", kind) == path
+    lists[path] = [obj]
+    name = "%s/%s" % (obj["metadata"]["namespace"], obj["metadata"]["name"]) if "namespace" in obj["metadata"] \
+        else obj["metadata"]["name"]
+    assert check(recorded, lists) == ["%s %s: new since the last provision" % (kind, name)]
+
+
+def test_the_record_keeps_the_watched_kinds_and_the_installed_kai_lab():
+    task = yaml.safe_load((ROOT / "roles/kai_lab/tasks/sim_state_record.yml").read_text())[0]
+    spec = task["gsb.kai_lab.kai_lab_sim_state"]["spec"]
+    assert "kai_lab_sim_state_watched_kinds" in spec["kinds"]
+    assert "kai_lab_cli_path" in spec["files"] and "kai_lab_cli_config" in spec["files"]
+    assert spec["trees"] == ["{{ kai_lab_cli_code_dir }}"]
+    assert {k["kind"] for k in watched_kinds()} == {
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ResourceQuota", "LimitRange"}
+
+
+# ---- row 3: the installed kai-lab by content ------------------------------------------
+@pytest.fixture
+def installed(tmp_path):
+    code = tmp_path / "kai-lab-lib" / "0123456789abcdef"
+    (code / "ansible_collections").mkdir(parents=True)
+    (code / "ansible_collections" / "__init__.py").write_text("")
+    (code / "ansible_collections" / "cli.py").write_text("print('kai-lab')\n")
+    command = tmp_path / "kai-lab"
+    command.write_text("#!/bin/sh\nexec python3 -I ...\n")
+    settings = tmp_path / "kai-lab.json"
+    settings.write_text('{"namespace": "kai-lab"}\n')
+    spec = {"files": [str(command), str(settings)], "trees": [str(code)]}
+    record = dict(sim_state.machine_state(spec), version=sim_record.RECORD_VERSION, inputs="d", spec=spec)
+    return record, code, command
+
+
+def now_of(record):
+    return dict(sim_state.machine_state(record["spec"]), inputs="d")
+
+
+def test_the_installed_kai_lab_unchanged_and_its_compiled_files_are_no_difference(installed):
+    record, code, _ = installed
+    (code / "ansible_collections" / "__pycache__").mkdir()
+    (code / "ansible_collections" / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\0")
+    assert sim_differences.differences(record, now_of(record), 30, TODAY) == []
+
+
+def test_the_installed_kai_lab_moved_aside_is_named(installed):
+    record, code, command = installed
+    command.rename(command.with_name("kai-lab.aside"))
+    code.rename(code.with_name("aside"))
+    assert sim_differences.differences(record, now_of(record), 30, TODAY) == [
+        "file %s: is missing" % command, "installed tree %s: is missing" % code]
+
+
+def test_the_installed_kai_lab_code_edited_is_named_and_unpacked_again(installed):
+    record, code, _ = installed
+    (code / "ansible_collections" / "cli.py").write_text("print('pass')\n")
+    found = sim_differences.differences(record, now_of(record), 30, TODAY)
+    assert found == ["installed tree %s: content differs from what the last provision installed" % code]
+    tasks = yaml.safe_load((ROOT / "roles/kai_lab/tasks/cli.yml").read_text())
+    remove = next(t for t in tasks if t.get("name") == "Remove kai-lab's code changed since it was installed")
+    assert remove["ansible.builtin.file"] == {"path": "{{ kai_lab_cli_code_dir }}", "state": "absent"}
+    assert "'^installed tree '" in remove["when"]
+
+
+# ---- a state check that fails: the full path, and why ---------------------------------
+class Broken(object):
+    def __init__(self, exc):
+        self.exc = exc
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        raise self.exc
+
+
+PARAMS = {"hash_cache": None, "cert_renew_days": 30, "rendered_args": {}}
+
+
+@pytest.mark.parametrize("cluster, named", [
+    (Broken(RecursionError("maximum recursion depth exceeded while decoding a JSON object")), "RecursionError"),
+    (Lists({CRDS: ["not an object"]}), "AttributeError"),
+])
+def test_a_state_check_that_fails_falls_back_to_the_full_provision_and_says_why(recorded, cluster, named):
+    found, lines = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, lambda: cluster)
+    assert len(found) == 1 and lines == []
+    assert found[0].startswith("the state check failed (%s: " % named)
+    assert found[0].endswith(", so the full provision runs") and "\n" not in found[0]
+
+
+def test_a_kubeconfig_that_cannot_be_read_falls_back_too(recorded):
+    def connect():
+        raise OSError("[Errno 13] Permission denied: '/root/.kube/config'")
+    found, _ = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, connect)
+    assert found == ["the state check failed (OSError: [Errno 13] Permission denied: '/root/.kube/config'), "
+                     "so the full provision runs"]
+
+
+def test_reset_empties_a_lab_namespace_holding_only_a_quota_or_a_limit_range():
+    tasks = yaml.safe_load((ROOT / "roles/kai_lab/tasks/reset.yml").read_text())
+    look = next(t for t in tasks if t.get("name") == "Look for the learner's objects in the lab namespace")
+    empty = next(t for t in tasks if t.get("name") == "Empty the lab namespace")
+    assert {"ResourceQuota", "LimitRange"} <= {item["kind"] for item in look["loop"]}
+    # Any object found of any kind looked for deletes the namespace (recreated as provision makes it).
+    assert empty["when"] == "kai_lab_objects.results | map(attribute='resources') | map('length') | sum > 0"
+    assert empty["kubernetes.core.k8s"]["state"] == "absent"
+
+
+# ---- row 8: the cache is private, the code bundle verified before root unpacks it ------
+BUNDLE = ROOT / "roles/kai_lab/files/kai_lab_bundle.py"
+
+
+def bundle(*args):
+    return subprocess.run([sys.executable, str(BUNDLE)] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.fixture
+def cache(tmp_path):
+    directory = tmp_path / "cache"
+    directory.mkdir(mode=0o700)
+    directory.chmod(0o700)
+    out = directory / "kai-lab-0.3.0-0123456789abcdef.zip"
+    assert bundle(ROOT, out).returncode == 0
+    return directory, out
+
+
+def test_the_bundle_the_sources_give_is_kept(cache):
+    _, out = cache
+    assert bundle("--check", ROOT, out).returncode == 0
+
+
+def test_a_bundle_changed_in_the_cache_is_packed_again(cache):
+    _, out = cache
+    with zipfile.ZipFile(out, "a") as planted:
+        planted.writestr("ansible_collections/gsb/kai_lab/plugins/module_utils/client/api.py", "import os\n")
+    assert bundle("--check", ROOT, out).returncode == 1
+    tasks = yaml.safe_load((ROOT / "roles/kai_lab/tasks/cli.yml").read_text())
+    pack = next(t for t in tasks if t.get("name") == "Pack kai-lab's code on the controller")
+    assert pack["when"] == "kai_lab_cli_bundle_check.rc != 0"
+
+
+def test_a_cache_others_can_write_is_refused_naming_the_path_and_the_fix(cache):
+    directory, out = cache
+    directory.chmod(0o777)
+    result = bundle("--check", ROOT, out)
+    assert result.returncode == 2
+    assert "The cache %s is writable by group or others (mode 0777)" % directory in result.stderr
+    assert "chmod -R go-w %s" % directory in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the cache to another user needs root")
+def test_a_cache_owned_by_another_user_is_refused(cache):
+    directory, out = cache
+    os.chown(directory, 65534, -1)
+    result = bundle("--check", ROOT, out)
+    assert result.returncode == 2 and "is owned by uid 65534" in result.stderr
