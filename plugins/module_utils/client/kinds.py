@@ -16,11 +16,6 @@ import re
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import InvalidName, NotSupportedKind
 
-try:
-    from urllib.parse import quote
-except ImportError:  # Python 2 has no urllib.parse; sanity still imports the file there
-    from urllib import quote
-
 # KAI-Scheduler's kinds (its CRDs' served versions).
 QUEUE_API = 'scheduling.run.ai/v2'
 PODGROUP_API = 'scheduling.run.ai/v2alpha2'
@@ -66,6 +61,9 @@ def path_segment(value, what='name'):
         shown = repr(value)
         raise InvalidName('%s %s is not a valid Kubernetes name (lowercase letters, digits, "-" and "."; '
                           'no "/"), so no object has it' % (what, shown if len(shown) <= 80 else shown[:79] + '...'))
+    # Imported here: the KAI domain names its API versions from this module, and
+    # kai-lab's verbs that read no cluster need not load urllib.
+    from urllib.parse import quote
     return quote(value, safe='')
 
 

@@ -18,7 +18,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli_output
-from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import doctor
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import say
 
 VERBS = ('doctor',)
@@ -115,7 +114,9 @@ def target_of(config, settings):
 
 def diagnosis(settings, target, cluster=None, now=None):
     """kai/doctor.py's diagnosis of the lab the settings name (the grade's light client)."""
+    # Imported here: kai-lab's other verbs need neither the doctor nor the client's health probes.
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import doctor
     settings = grade_session.complete(settings)
     if cluster is None:
         cluster = grade_session.connect(settings)
