@@ -184,7 +184,8 @@ def test_a_100_MB_answer_is_refused_at_the_bound_within_time_and_memory(tmp_path
 def _trickle(headers):
     """An answer that comes one byte every 0.1 s: its headers too (headers=True), or only its body."""
     def write(handler):
-        status = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+        status = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n"
+                  b"Audit-Id: " + b"0" * 80 + b"\r\n\r\n")  # 17 s of headers, trickled
         body = b'{"items": [' + b" " * 1000
         if not headers:
             handler.wfile.write(status)
@@ -198,8 +199,9 @@ def _trickle(headers):
     return write
 
 
-@pytest.mark.parametrize("transport,headers", [("light", True), ("light", False), ("kubernetes", False)],
-                         ids=["light-headers", "light-body", "kubernetes-body"])
+@pytest.mark.parametrize("transport,headers", [("light", True), ("light", False), ("kubernetes", True),
+                                               ("kubernetes", False)],
+                         ids=["light-headers", "light-body", "kubernetes-headers", "kubernetes-body"])
 def test_a_trickling_answer_ends_by_the_requests_one_deadline(tmp_path, serve, transport, headers):
     server = serve(raw={"/api/v1/namespaces/kai-lab/pods": _trickle(headers)})
     cluster = connect(tmp_path, server, transport, timeout=2)

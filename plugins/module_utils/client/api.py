@@ -34,6 +34,7 @@ __metaclass__ = type
 
 import importlib.util
 import json
+import threading
 
 # Callers take the errors from here too (ClusterError, ApiException, InvalidName).
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
@@ -98,11 +99,16 @@ class Cluster(object):
         elif body is not None:
             headers['Content-Type'] = 'application/json'
         light = isinstance(self.api, LightApi)
-        try:
-            response = self.api.call_api(
+
+        def call():
+            return self.api.call_api(
                 path, method, query_params=list((query or {}).items()), header_params=headers,
                 body=body, auth_settings=['BearerToken'], _preload_content=False, _return_http_data_only=True,
                 _request_timeout=deadline.left(), **({'_deadline': deadline} if light else {}))
+
+        try:
+            # LightApi keeps the deadline itself; urllib3's timeouts are per read until the headers are in.
+            response = call() if light else _within(deadline, call)
             response = response[0] if isinstance(response, tuple) else response
             data = response.data if light else _read_response(response, deadline)
         except ClusterError:
@@ -214,6 +220,28 @@ class Cluster(object):
             if exc.status == 404:
                 return False
             raise ClusterError(api_error('delete %s %s' % (kind, name), exc))
+
+
+def _within(deadline, call):
+    """call() (the kubernetes client's request, up to its answer's headers), given up on at the deadline: a server
+    trickling its headers keeps urllib3 reading, a timeout per read, so it waits in a thread of its own (left to
+    end with its own timeouts, or with the process)."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome['value'] = call()
+        except BaseException as exc:  # handed to the caller
+            outcome['error'] = exc
+
+    thread = threading.Thread(target=run, name='kai-lab-request', daemon=True)
+    thread.start()
+    thread.join(deadline.left())
+    if thread.is_alive():
+        raise deadline.error()
+    if 'error' in outcome:
+        raise outcome['error']
+    return outcome['value']
 
 
 def _read_response(response, deadline):
