@@ -99,7 +99,7 @@ options:
         pods, and create PodGroups where KAI makes them itself), whether this user may write it, and
         O(learner_policies) and the lab namespace's Pod Security label are read. The grade's C(protection) says
         either that KAI's word is protected or which writes the learner holds.
-      - Unset, the learner is taken to hold the lab's own kubeconfig (root on the VM, the default sim): the
+      - Unset, the learner is taken to hold the lab's own kubeconfig (root on the VM, the default sim); the
         grader's own credentials are asked about (SelfSubjectAccessReview) and the grade is marked unprotected.
     type: str
   learner_policies:
@@ -181,7 +181,7 @@ grade:
     protection:
       description:
         - What protects KAI's word in this grade. C(protected) (true only when the learner has an identity of its
-          own that may write none of the evidence, with every policy and Pod Security in place), C(identity) (null:
+          own that may write none of the evidence, with every policy and Pod Security in place), C(identity) (null for
           the lab's own kubeconfig), C(holds) (what the learner may write, each C(id), C(en), C(ko)), C(reviews)
           (each kind of evidence, C(allowed) and the C(writes) the API server allowed), C(policies) (each C(name),
           C(in_place), C(problem)), C(pod_security) (C(namespace), C(enforce), C(in_place)), C(error) (why the API

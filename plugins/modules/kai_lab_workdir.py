@@ -28,7 +28,7 @@ description:
     parents) with mode 0700, sets an existing one to 0700, and marks it;
     with O(owner), it is given to that user.
   - A workdir inside a directory its owner can change (a learner's home) is
-    accepted when the workdir is that user's too: all the user could swap
+    accepted when the workdir is that user's too; all the user could swap
     in is a directory they can move, and what is opened must be theirs.
   - O(state=checked) only looks (and adopts).
   - O(state=reset) refuses a foreign workdir; otherwise moves the entries
