@@ -81,8 +81,8 @@ def to_csv(summary):
         values = [row['learner'], row['status'], row['score'] if row['score'] is not None else '',
                   row['points'] if row['points'] is not None else '',
                   row['max_points'] if row['max_points'] is not None else '',
-                  'true' if row['passed'] else 'false'] + cells + [' | '.join(failing), row['message'],
-                  'true' if row.get('protected') else 'false', row.get('protection', '')]
+                  'true' if row['passed'] else 'false'] + cells + [' | '.join(failing), row['message']]
+        values += ['true' if row.get('protected') else 'false', row.get('protection', '')]
         writer.writerow([_spreadsheet_safe(value) for value in values])
     return buffer.getvalue()
 
@@ -204,8 +204,9 @@ def to_html(summary, title='KAI-Scheduler lab: class grade'):
             lines.append('<td class="failed">%s</td>' % _details(FAILED, row['environment']))
         else:
             lines.append('<td class="passed">passed</td>')
-        lines.append('<td class="%s">%s</td>' % ('passed' if row.get('protected') else 'unverified',
-                                                  _h('protected' if row.get('protected') else row.get('protection', ''))))
+        protected = bool(row.get('protected'))
+        lines.append('<td class="%s">%s</td>' % ('passed' if protected else 'unverified',
+                                                 _h('protected' if protected else row.get('protection', ''))))
         lines.append('</tr>')
     lines.append('</tbody></table></body></html>\n')
     return '\n'.join(lines)

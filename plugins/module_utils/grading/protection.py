@@ -36,7 +36,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import PO
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import say
 
-KAI_GROUP = PODGROUP_API.split('/')[0]
+KAI_GROUP = PODGROUP_API.split('/', 1)[0]
 POD_SECURITY_LABEL = 'pod-security.kubernetes.io/enforce'
 POD_SECURITY_LEVELS = ('baseline', 'restricted')
 # Leave this much of the grade's time for writing its reports.
@@ -198,15 +198,16 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
 
 def holds(result):
     """What the learner may write, each {'id', 'en', 'ko'}: the reviews allowed, policies and Pod Security missing."""
+    def both(key, **values):
+        return dict((lang, say(WORDS[key], lang, **values)) for lang in ('en', 'ko'))
+
     found = []
     if not result.get('identity'):
-        found.append(dict(id='own_kubeconfig', **dict((lang, say(WORDS['own_kubeconfig_hold'], lang))
-                                                     for lang in ('en', 'ko'))))
+        found.append(dict(id='own_kubeconfig', **both('own_kubeconfig_hold')))
     elif not result.get('policies') and not result.get('error'):
-        found.append(dict(id='no_policies', **dict((lang, say(WORDS['no_policies'], lang)) for lang in ('en', 'ko'))))
+        found.append(dict(id='no_policies', **both('no_policies')))
     if result.get('error'):
-        found.append(dict(id='not_asked', **dict((lang, say(WORDS['not_asked'], lang, error=result['error']))
-                                                for lang in ('en', 'ko'))))
+        found.append(dict(id='not_asked', **both('not_asked', error=result['error'])))
     for review in result.get('reviews') or []:
         if review['allowed']:
             found.append({'id': review['id'], 'en': review['words']['en'], 'ko': review['words']['ko']})
