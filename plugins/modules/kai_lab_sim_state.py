@@ -148,6 +148,8 @@ inputs_digest:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import differences as sim_differences
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import provision_record as sim_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import state as sim_state
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import CONNECTION_ARGS
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect, require_libraries
@@ -170,18 +172,18 @@ ARGUMENT_SPEC = dict(
 def record(module, digest):
     """The end of a full provision: write what it made."""
     params = module.params
-    spec = sim_state.normalize_spec(params['spec'])
+    spec = sim_record.normalize_spec(params['spec'])
     cluster = connect(module)
-    cache = sim_state.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
+    cache = sim_record.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
     try:
-        now = sim_state.snapshot(spec, cluster, sim_state.System(sim_state.known_hashes(None, cache)))
+        now = sim_state.snapshot(spec, cluster, sim_state.System(sim_record.known_hashes(None, cache)))
     except ClusterError as exc:
         module.fail_json(msg='Cannot record the provisioned sim: %s' % exc)
-    now.update(version=sim_state.RECORD_VERSION, inputs=digest, spec=spec)
+    now.update(version=sim_record.RECORD_VERSION, inputs=digest, spec=spec)
     if not module.check_mode:
-        sim_state.write_record(params['state_dir'], now)
+        sim_record.write_record(params['state_dir'], now)
         if params['hash_cache']:
-            sim_state.write_hash_cache(params['hash_cache'], cache, now)
+            sim_record.write_hash_cache(params['hash_cache'], cache, now)
     # Bookkeeping of the provision, as the gate's fingerprint: not a change of the lab.
     module.exit_json(changed=False, unchanged=False, inputs_digest=digest, differences=[], lines=[])
 
@@ -189,13 +191,13 @@ def record(module, digest):
 def check(module, digest):
     """The start of a provision: compare the lab with the record."""
     params = module.params
-    recorded = sim_state.read_record(params['state_dir'])
+    recorded = sim_record.read_record(params['state_dir'])
     spec = (recorded or {}).get('spec')
     now, lines = {}, []
     if spec:
         require_libraries(module)
-        cache = sim_state.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
-        system = sim_state.System(sim_state.known_hashes(recorded, cache))
+        cache = sim_record.read_hash_cache(params['hash_cache']) if params['hash_cache'] else {}
+        system = sim_state.System(sim_record.known_hashes(recorded, cache))
         now = sim_state.machine_state(spec, system)
         try:
             # A kubeconfig gone, or an API server down, is a difference, not a failure: the full path mends it.
@@ -204,13 +206,13 @@ def check(module, digest):
         except ClusterError as exc:
             now['api_error'] = str(exc)
         now['inputs'] = digest
-    found = sim_state.differences(recorded, now, params['cert_renew_days'], sim_state.utc_now(),
-                                  rendered=params['rendered_args'])
+    found = sim_differences.differences(recorded, now, params['cert_renew_days'], sim_differences.utc_now(),
+                                        rendered=params['rendered_args'])
     if spec:
-        lines = sim_state.component_lines(now, found)
+        lines = sim_differences.component_lines(now, found)
     unchanged = not found and not params['forget']
     if not unchanged and not module.check_mode:
-        sim_state.forget_record(params['state_dir'])
+        sim_record.forget_record(params['state_dir'])
     module.exit_json(changed=False, unchanged=unchanged, inputs_digest=digest, differences=found, lines=lines)
 
 
@@ -219,7 +221,7 @@ def main():
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
-    digest = params['inputs_digest'] or sim_state.inputs_digest(params['inputs'], params['input_paths'])
+    digest = params['inputs_digest'] or sim_record.inputs_digest(params['inputs'], params['input_paths'])
     if params['mode'] == 'record':
         record(module, digest)
     check(module, digest)

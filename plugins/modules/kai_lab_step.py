@@ -136,7 +136,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, open_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import STEP_IDS
 
@@ -149,7 +150,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     # Opened once, no link at any level; every read and write of the step
-    # goes through this descriptor (learner_read.open_workdir).
+    # goes through this descriptor (learner/workdir_fd.py's open_workdir).
     try:
         workdir = open_workdir(module.params['workdir'], create=not module.check_mode)
     except LearnerFileError as exc:

@@ -26,6 +26,7 @@ from role_templating import trust
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_profile_render
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import PRIORITIES
 
 ROOT = Path(__file__).resolve().parents[2]
 KAI = ROOT / "roles" / "kai_scheduler"
@@ -174,7 +175,7 @@ def lab_problems(objects: list[dict], fgo_namespace: str, correct=lambda config:
                and o["metadata"].get("namespace") == namespace for o in objects):
         problems.append(f"the chart creates no service account {namespace}/{account} for KAI's reservation pods")
     priorities = {o["metadata"]["name"]: o.get("value") for o in objects if o.get("kind") == "PriorityClass"}
-    for name, value in (("train", 50), ("build", 100)):
+    for name, value in sorted(PRIORITIES.items()):
         if priorities.get(name) != value:
             problems.append(f"PriorityClass {name} is {priorities.get(name)!r}, the lab needs {value}")
     return problems
@@ -253,8 +254,10 @@ def test_reservation_namespace_is_the_same_for_kai_and_fake_gpu_operator(rendere
 
 @needs_chart
 def test_priority_classes_train_50_and_build_100(rendered_v012):
-    assert _one(rendered_v012, "PriorityClass", "train")["value"] == 50
-    assert _one(rendered_v012, "PriorityClass", "build")["value"] == 100
+    """KAI's chart gives the priorities the lab's steps (and its text) name: train 50, build 100."""
+    assert PRIORITIES == {"train": 50, "build": 100}
+    for name, value in PRIORITIES.items():
+        assert _one(rendered_v012, "PriorityClass", name)["value"] == value
 
 
 @needs_chart

@@ -23,10 +23,11 @@ import json
 import pytest
 
 import kai_v017 as hand
-from lab_testing import NS, checks, solved
+from lab_testing import NS, by_name, checks, solved
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
@@ -143,7 +144,7 @@ def test_a_forged_event_beside_kais_real_word_is_named_in_the_evidence(graded):
     check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
     assert check["status"] == PASSED
     assert [p["uid"] for p in check["evidence"][gr.PROOF_KEY] if p["kind"] == "event"] == [
-        e["metadata"]["uid"] for e in sorted(state["events"], key=kai.event_time)
+        e["metadata"]["uid"] for e in sorted(state["events"], key=kai_events.event_time)
         if e.get("reason") == "Unschedulable" and e["metadata"]["name"] != "nl-1.forged"]
     assert any("nl-1.forged" in line and FORGED in line for line in check["evidence"]["not_proof"])
 
@@ -196,7 +197,7 @@ def test_a_forged_event_on_the_jobs_podgroup_name_with_another_uid_fails_on_v017
 def test_a_forged_evict_with_kais_component_fails_preempt_evicted(graded, fixtures, what, changes, why):
     state, _files = solved(fixtures)
     event = real(state["events"], "Evict", "PodGroup")
-    assert event["source"]["component"] == kai.SCHEDULER_COMPONENT
+    assert event["source"]["component"] == kai_events.SCHEDULER_COMPONENT
     state["events"] = without(state["events"], "Evict") + [forge(event, "evict.forged", **changes)]
     check = checks(graded(state, "v0.12.0"))["preempt.evicted"]
     assert check["status"] == FAILED, (what, check["message"])
@@ -291,3 +292,194 @@ def test_a_recorded_evict_repeated_after_bd1_ran_is_still_used(graded, tmp_path)
     store.save(path, record)
     check = checks(graded(hand.hand_state(8, events=False), hand.KAI_VERSION, record_path=path))["preempt.evicted"]
     assert check["status"] == PASSED and check["evidence"]["victim"] == "tr-2", check["message"]
+
+
+# ---------------------------------------------------------------- issue 33 row 1: the Event's own times
+
+def hour_before(stamp):
+    """The same RFC 3339 time stamp an hour earlier (all the recordings are on one day, after 01:00)."""
+    return "%s%02d%s" % (stamp[:11], int(stamp[11:13]) - 1, stamp[13:])
+
+
+def live_object(state, kind, name_prefix):
+    objects = state["pods"] if kind == "Pod" else state["podgroups"]
+    return [o for o in objects if o["metadata"]["name"].startswith(name_prefix)][0]
+
+
+@pytest.mark.parametrize("field", ["firstTimestamp", "lastTimestamp", "eventTime"])
+@pytest.mark.parametrize("kind, prefix", [("PodGroup", "pg-nl-1-"), ("Pod", "nl-1")])
+def test_an_event_whose_own_time_is_an_hour_before_its_object_fails_nolimit_reason(graded, field, kind, prefix):
+    """Real v0.17.0 step 3, KAI's word gone; a copy of KAI's OverLimit Event about the live nl-1 or its PodGroup
+    (uid copied, stored now) whose own time is an hour before that object was created."""
+    state = hand.hand_state(3)
+    created = live_object(state, kind, prefix)["metadata"]["creationTimestamp"]
+    event = real(state["events"], "Unschedulable", kind, kai.REASON_OVER_LIMIT)
+    early = hour_before(created) if field != "eventTime" else hour_before(created).replace("Z", ".000000Z")
+    state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.backdated", **{field: early})]
+    clear_conditions(state, "pg-nl-1-")
+    en, ko = graded(state, hand.KAI_VERSION), graded(copy.deepcopy(state), hand.KAI_VERSION, lang="ko")
+    check = checks(en)["nolimit.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert FORGED in check["message"] and "nl-1.backdated" in check["message"]
+    assert "its %s %s is before %s/%s was created at %s" % (
+        field, early, kind, live_object(state, kind, prefix)["metadata"]["name"], created) in check["message"]
+    assert u"%s 는 %s 에 만들어졌는데 이벤트의 %s 는 그 전인 %s 입니다" % (
+        "%s/%s" % (kind, live_object(state, kind, prefix)["metadata"]["name"]), created, field, early) \
+        in checks(ko)["nolimit.reason"]["message"]
+
+
+def test_a_backdated_event_is_never_kept_in_the_record(graded, tmp_path):
+    state = hand.hand_state(3)
+    created = live_object(state, "PodGroup", "pg-nl-1-")["metadata"]["creationTimestamp"]
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.REASON_OVER_LIMIT)
+    state["events"] = without(state["events"], "Unschedulable") + [
+        forge(event, "nl-1.backdated", firstTimestamp=hour_before(created), lastTimestamp=hour_before(created))]
+    clear_conditions(state, "pg-nl-1-")
+    path = store.record_path(str(tmp_path / "state"), NS)
+    assert checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]["status"] == FAILED
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+
+
+def test_an_overlimit_event_stored_after_nl1_ran_is_not_kais_word(graded, tmp_path):
+    """nl-1 never Pending: real v0.17.0 step 4 (nl-1 placed at 06:43:09), KAI's word gone (event TTL, conditions
+    cleared), and a copy of KAI's OverLimit Event about nl-1's PodGroup (uid and times copied) stored now.
+    KAI reports a pod unschedulable only while it waits, so an Event stored after nl-1 was placed is not KAI's."""
+    state = hand.hand_state(4)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.REASON_OVER_LIMIT)
+    state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.after")]
+    clear_conditions(state, "pg-nl-1-")
+    path = store.record_path(str(tmp_path / "state"), NS)
+    en = graded(state, hand.KAI_VERSION, record_path=path)
+    ko = graded(copy.deepcopy(state), hand.KAI_VERSION, lang="ko")
+    check = checks(en)["nolimit.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert "it was stored at %s, after nl-1 was placed at 2026-12-01T06:43:09Z" % NOW in check["message"]
+    assert u"nl-1 이 2026-12-01T06:43:09Z 에 배치된 뒤인 %s 에 저장되었습니다" % NOW in checks(ko)["nolimit.reason"]["message"]
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+
+
+def test_kais_real_overlimit_events_stay_kais_word_after_nl1_ran(graded):
+    """The same step 4 with KAI's real Events (stored at 06:43:02, before nl-1 was placed): still proof."""
+    state = hand.hand_state(4)
+    clear_conditions(state, "pg-nl-1-")
+    check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
+    assert check["status"] == PASSED and "not_proof" not in check["evidence"], check["message"]
+
+
+# ---------------------------------------------------------------- issue 33 row 2: the gang's PodGroup is its pods'
+
+NOT_GANGS = "is not the gang's PodGroup"
+NOT_GANGS_KO = u"갱의 PodGroup 이 아닙니다"
+
+
+def test_a_hand_made_podgroup_gang_with_a_patched_status_and_no_pods_fails_on_the_sim(graded, fixtures):
+    """v0.12.0 step 5 (the PodGroup form) without the gang's pods and their events: PodGroup gang keeps the gang
+    condition (as `kubectl patch --subresource=status` would write it) but no pod names it."""
+    state = fixtures.sim("05-gang")
+    state["pods"] = [p for p in state["pods"] if not p["metadata"]["name"].startswith("gang-")]
+    state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
+                       if not e["involvedObject"]["name"].startswith("gang-")]
+    assert kai.GANG_MESSAGE_MARK in kai.condition_text(by_name(state["podgroups"])["gang"])
+    en, ko = graded(state, "v0.12.0"), graded(copy.deepcopy(state), "v0.12.0", lang="ko")
+    check = checks(en)["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert "PodGroup gang %s: no pod names it in its pod-group-name annotation" % NOT_GANGS in check["message"]
+    assert NOT_GANGS_KO in checks(ko)["gang.reason"]["message"]
+
+
+def test_a_hand_made_podgroup_gang_with_no_pods_is_named_as_such_on_v017(graded, fixtures):
+    """Real v0.17.0 step 5 without the Job's pods and PodGroup; a hand-made PodGroup gang with the gang condition."""
+    state = hand.hand_state(5)
+    made = copy.deepcopy(by_name(fixtures.sim("05-gang")["podgroups"])["gang"])
+    state["pods"] = [p for p in state["pods"] if not kai.owner_uid(p, "Job", "gang")]
+    state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-gang-")] + [made]
+    state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
+                       if not e["involvedObject"]["name"].startswith("gang-")]
+    check = checks(graded(state, hand.KAI_VERSION))["gang.reason"]
+    assert check["status"] == FAILED
+    assert "PodGroup gang %s: no pod names it" % NOT_GANGS in check["message"], check["message"]
+
+
+@pytest.mark.parametrize("version, step", [("v0.12.0", "sim"), (hand.KAI_VERSION, "hand")])
+def test_a_gang_event_about_p1s_podgroup_fails_gang_reason(graded, fixtures, version, step):
+    """Step 5 (sim v0.12.0, real v0.17.0), KAI's gang word gone; a copy of KAI's gang Event about p1's real
+    PodGroup (name and uid), stored now: p1 names it, but it is a PodGroup of one, not the gang's."""
+    state = fixtures.sim("05-gang") if step == "sim" else hand.hand_state(5)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    p1_group = live_object(state, "PodGroup", "pg-p1-")
+    state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [forge(
+        event, "p1.gang", involvedObject={"name": p1_group["metadata"]["name"], "uid": p1_group["metadata"]["uid"]})]
+    clear_conditions(state, "gang")
+    clear_conditions(state, "pg-gang-")
+    en, ko = graded(state, version), graded(copy.deepcopy(state), version, lang="ko")
+    check = checks(en)["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert "p1.gang" in check["message"] and "PodGroup %s %s: its minMember is 1, not 3" % (
+        p1_group["metadata"]["name"], NOT_GANGS) in check["message"]
+    assert NOT_GANGS_KO in checks(ko)["gang.reason"]["message"]
+
+
+# ---------------------------------------------------------------- issue 33 row 4: bd-1 created again moves nothing
+
+LATER = "2026-12-01T21:05:00Z"  # when the learner creates bd-1 again, after forging
+
+
+def recreate_bd1(state, at=LATER, uid="bd1-created-again"):
+    """bd-1 deleted and created again at `at` (new uid, placed by KAI then), its new PodGroup in place of the
+    old one; the old bd-1's events stay, as the API server keeps them."""
+    old = by_name(state["pods"])["bd-1"]
+    new = copy.deepcopy(old)
+    group = kai.workload_podgroup_name("bd-1", uid)
+    new["metadata"].update(uid=uid, creationTimestamp=at, annotations=dict(
+        new["metadata"]["annotations"], **{kai.PODGROUP_ANNOTATION: group}))
+    for condition in new["status"]["conditions"]:
+        condition["lastTransitionTime"] = at
+    state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "bd-1"] + [new]
+    old_group = [g for g in state["podgroups"] if g["metadata"]["name"].startswith("pg-bd-1-")][0]
+    new_group = copy.deepcopy(old_group)
+    new_group["metadata"].update(name=group, uid="pg-" + uid, creationTimestamp=at,
+                                 ownerReferences=[dict(old_group["metadata"]["ownerReferences"][0], uid=uid)])
+    state["podgroups"] = [g for g in state["podgroups"] if g is not old_group] + [new_group]
+    return state
+
+
+def test_bd1_created_again_does_not_let_a_forged_event_for_a_gone_nl1_count(graded, tmp_path):
+    """Real v0.17.0 step 8: nl-1 deleted, its events replaced by a copy stored now, then bd-1 deleted and created
+    again: the time that tells which Events came before step 6 stays when bd-1 first came."""
+    state = hand.hand_state(8)
+    event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
+    state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
+    state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
+    state["events"] = without(state["events"], "Unschedulable", kai.REASON_OVER_LIMIT) + [forge(event, "nl-1.forged")]
+    recreate_bd1(state)
+    path = store.record_path(str(tmp_path / "state"), NS)
+    check = checks(graded(state, hand.KAI_VERSION, record_path=path))["nolimit.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert FORGED in check["message"] and "after the lab moved on to step 6 (2026-12-01T06:43:39Z)" in check["message"]
+    record, _ = store.load(path, NS)
+    assert "nolimit.reason" not in record["checks"]
+
+
+def test_bd1_created_again_does_not_let_a_forged_gang_event_count_on_v017(graded, tmp_path):
+    """Real v0.17.0 step 8 (the Job and its PodGroup gone in step 6): KAI's gang Events replaced by a copy stored
+    now, bd-1 created again after it."""
+    state = hand.hand_state(8)
+    event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
+    state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
+                       if not e["involvedObject"]["name"].startswith("gang-")] + [forge(event, "gang.forged")]
+    recreate_bd1(state)
+    path = store.record_path(str(tmp_path / "state"), NS)
+    check = checks(graded(state, hand.KAI_VERSION, record_path=path))["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    # Only the copy names the gone PodGroup's uid, and it was stored after step 6 began: no uid is known.
+    assert FORGED in check["message"] and "is no object of this step that exists or existed" in check["message"]
+    record, _ = store.load(path, NS)
+    assert "gang.reason" not in record["checks"]
+
+
+def test_bd1_created_again_keeps_kais_real_words_of_steps_3_and_5(graded):
+    state = recreate_bd1(hand.hand_state(8))
+    result = checks(graded(state, hand.KAI_VERSION))
+    assert result["nolimit.reason"]["status"] == PASSED and result["gang.reason"]["status"] == PASSED

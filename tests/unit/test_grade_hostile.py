@@ -227,9 +227,9 @@ def test_forged_evict_event_does_not_pass_preempt_evicted(tmp_path, changes):
 
 
 def test_evict_event_about_a_pod_instead_of_a_podgroup_is_not_kais():
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
     state = sim_state("06-preempt")
     (real,) = [e for e in state["events"] if e.get("reason") == "Evict"]
-    assert [e["victim"] for e in kai.eviction_events([real])] == ["tr-2"]
+    assert [e["victim"] for e in kai_events.eviction_events([real])] == ["tr-2"]
     moved = forged(real, involvedObject=dict(real["involvedObject"], kind="Pod", name="tr-2"))
-    assert kai.eviction_events([moved]) == []
+    assert kai_events.eviction_events([moved]) == []

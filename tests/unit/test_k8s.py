@@ -15,8 +15,9 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import api as k8s
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import (
-    Cluster, ClusterError, NotSupportedKind, admission_denial, comparable, kind_path)
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError, comparable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import NotSupportedKind, admission_denial
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import kind_path
 
 DENIAL = "cannot have both GPU fraction request and whole GPU resource request/limit"
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""kai/objects.py, KAI's meaning of its objects, against objects recorded from the
+"""kai/objects.py and kai/events.py, KAI's meaning of its objects, against objects recorded from the
 real sim cluster (KAI v0.12.0) after each lab step."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 
@@ -198,7 +199,7 @@ def test_gang_pods_pending_hold_no_gpu(fixtures):
 
 def test_eviction_event_names_the_victim_that_is_gone(fixtures):
     state = fixtures.sim("06-preempt")
-    evictions = kai.eviction_events(state["events"])
+    evictions = kai_events.eviction_events(state["events"])
     assert len(evictions) == 1
     assert evictions[0]["victim"] == "tr-2"
     assert evictions[0]["object"].startswith("PodGroup/pg-tr-2-")
@@ -209,20 +210,20 @@ def test_eviction_event_names_the_victim_that_is_gone(fixtures):
 
 
 def test_no_eviction_before_preemption(fixtures):
-    assert kai.eviction_events(fixtures.sim("05-gang")["events"]) == []
+    assert kai_events.eviction_events(fixtures.sim("05-gang")["events"]) == []
 
 
 def test_scheduled_by_tells_kai_from_default_scheduler(fixtures):
     bad = fixtures.mistakes()
-    assert kai.scheduled_by(bad["default_scheduler_events"], "no-kai") == "default-scheduler"
+    assert kai_events.scheduled_by(bad["default_scheduler_events"], "no-kai") == "default-scheduler"
     events = fixtures.sim("02-podgroup")["events"]
-    assert kai.scheduled_by(events, "p1") == kai.SCHEDULER_NAME
+    assert kai_events.scheduled_by(events, "p1") == kai.SCHEDULER_NAME
     # Never scheduled: no answer.
-    assert kai.scheduled_by(fixtures.sim("05-gang")["events"], "gang-0") is None
+    assert kai_events.scheduled_by(fixtures.sim("05-gang")["events"], "gang-0") is None
 
 
 def test_events_for_orders_oldest_first(fixtures):
-    events = kai.events_for(fixtures.sim("04-limit_fix")["events"], "Pod", "nl-1")
+    events = kai_events.events_for(fixtures.sim("04-limit_fix")["events"], "Pod", "nl-1")
     assert [e["reason"] for e in events] == ["Unschedulable", "Scheduled", "Bound"]
 
 
@@ -249,7 +250,7 @@ def test_cleared_conditions_leave_no_reasons_but_events_keep_over_limit(fixtures
     assert kai.scheduling_reasons(podgroup) == []
     assert kai.has_reason(podgroup, kai.REASON_OVER_LIMIT) is False
     assert kai.condition_text(podgroup) is None
-    assert kai.unschedulable_messages(state["events"], "Pod", "nl-1") == [OVER_LIMIT_TEXT]
-    assert kai.unschedulable_messages(state["events"], "PodGroup", NL1_PODGROUP) == [OVER_LIMIT_TEXT]
+    assert kai_events.unschedulable_messages(state["events"], "Pod", "nl-1") == [OVER_LIMIT_TEXT]
+    assert kai_events.unschedulable_messages(state["events"], "PodGroup", NL1_PODGROUP) == [OVER_LIMIT_TEXT]
     # p1 was never unschedulable.
-    assert kai.unschedulable_messages(state["events"], "Pod", "p1") == []
+    assert kai_events.unschedulable_messages(state["events"], "Pod", "p1") == []

@@ -183,6 +183,22 @@ def test_a_stopped_kai_component_fails_the_step_and_says_so(tmp_path):
     lines = out.splitlines()
     assert "step 1 queues (Queue hierarchy): NOT PASSED (1 check(s) not passed: environment.kai_components)" in lines
     assert lines[-1].startswith("KAI-Scheduler is not ready: KAI component(s) not running: binder."), out
+    # An environment fault, which kai-lab doctor names too (the same probe): the learner is sent there.
+    assert lines[-1].endswith("An environment fault, not your work: kai-lab doctor says what to do."), out
+    code, out, _ = kai_lab(config, "doctor", "--json", cluster=FakeCluster(state))
+    assert code == 2 and "kai_not_ready" in [f["id"] for f in json.loads(out)["faults"]]
+
+
+def test_a_failed_step_with_kai_ready_never_says_environment(tmp_path):
+    state, workdir = lab(tmp_path, 1)
+    state["queues"] = []
+    code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues", cluster=FakeCluster(state))
+    assert code == 1
+    assert "environment.kai_components PASS" in out
+    # The table's row of KAI's health, passed, is the only line that says environment.
+    assert [line.split() for line in out.splitlines() if "environment" in line] == [
+        ["-", "environment.kai_components", "PASS"]], out
+    assert "not ready" not in out and "kai-lab doctor" not in out, out
 
 
 def test_json_is_the_steps_part_of_grade_json(tmp_path):
@@ -239,7 +255,8 @@ def test_status_of_a_new_lab_says_what_is_next(tmp_path):
                                "learner (the lab's own kubeconfig) may write (cannot load kubeconfig ")
     assert lines[2].startswith("grader's record: none yet")
     assert lines[3].split() == ["1", "queues", "not", "checked", "yet", "(Queue", "hierarchy)"]
-    assert lines[-1] == "next: step 1 queues (Queue hierarchy), then kai-lab check queues"
+    # Then the next task, in one line (test_kai_lab_task.py).
+    assert lines[-2] == "next: step 1 queues (Queue hierarchy), then kai-lab check queues"
 
 
 def test_status_says_when_the_running_kai_cannot_be_read(tmp_path):

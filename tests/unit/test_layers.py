@@ -120,3 +120,14 @@ def test_every_module_says_its_layer():
     silent = [p.relative_to(MODULE_UTILS).as_posix() for p in MODULE_UTILS.rglob('*.py')
               if p.name != '__init__.py' and 'Layer: ' not in (ast.get_docstring(ast.parse(p.read_text())) or '')]
     assert silent == []
+
+
+def test_every_old_module_name_redirects_to_a_module_that_exists():
+    import yaml
+    routing = yaml.safe_load((ROOT / 'meta' / 'runtime.yml').read_text())['plugin_routing']['module_utils']
+    assert len(routing) >= 33
+    for old, entry in routing.items():
+        namespace, name, rest = entry['redirect'].split('.', 2)
+        assert (namespace, name) == ('gsb', 'kai_lab')
+        assert (MODULE_UTILS / (rest.replace('.', '/') + '.py')).is_file(), old
+        assert not (MODULE_UTILS / (old + '.py')).exists(), old

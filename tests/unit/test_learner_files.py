@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""learner_read, learner_yaml, learner_write and learner_text against the hostile workdirs of issue 13.
+"""learner_read, learner_parse, learner_yaml, learner_write, learner_backup and learner_text against the hostile workdirs of issue 13.
 
 Each hostile input is read in a child Python process with a timeout, so a
 hang fails the test instead of hanging it, and the child reports its own
@@ -19,6 +19,8 @@ import time
 
 import pytest
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import backup as learner_backup
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
@@ -32,11 +34,11 @@ RSS_BOUND_KB = 300 * 1024
 CHILD = textwrap.dedent("""
     import json, resource, sys, time
     sys.path.insert(0, %r)
-    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
     from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
-    got = getattr(learner_yaml, sys.argv[1], None) or getattr(learner_read, sys.argv[1])
+    got = getattr(learner_yaml, sys.argv[1], None) or getattr(learner_parse, sys.argv[1])
     got = got(sys.argv[2], sys.argv[3])
     elapsed = time.monotonic() - started
     content = got.content
@@ -50,7 +52,7 @@ CHILD = textwrap.dedent("""
 
 
 def read_bounded(reader, workdir, name, timeout=20):
-    """Run <reader>(workdir, name) of learner_read or learner_yaml in a child; its result with elapsed and maxrss_kb."""
+    """Run <reader>(workdir, name) of learner_parse or learner_yaml in a child; its result with elapsed and maxrss_kb."""
     started = time.monotonic()
     try:
         # Through sh, which forks the child: a child forked from pytest itself
@@ -118,8 +120,8 @@ def test_one_gigabyte_sparse_file_is_refused_by_its_size_without_reading_it(work
 def test_file_just_over_the_limit_is_refused_and_at_the_limit_read(workdir):
     (workdir / "big.txt").write_bytes(b"a" * (learner_read.MAX_BYTES + 1))
     (workdir / "ok.txt").write_bytes(b"a" * learner_read.MAX_BYTES)
-    assert "the lab reads at most 256 KiB" in learner_read.read_text(str(workdir), "big.txt").problem["en"]
-    assert len(learner_read.read_text(str(workdir), "ok.txt").require()) == learner_read.MAX_BYTES
+    assert "the lab reads at most 256 KiB" in learner_parse.read_text(str(workdir), "big.txt").problem["en"]
+    assert len(learner_parse.read_text(str(workdir), "ok.txt").require()) == learner_read.MAX_BYTES
 
 
 def test_symlink_in_front_of_the_file_and_dot_dot_are_refused(workdir, tmp_path):
@@ -127,14 +129,14 @@ def test_symlink_in_front_of_the_file_and_dot_dot_are_refused(workdir, tmp_path)
     outside.mkdir()
     (outside / "report.json").write_text("{}")
     (workdir / "sub").symlink_to(outside)
-    assert learner_read.read_text(str(workdir), "sub/report.json").problem
+    assert learner_parse.read_text(str(workdir), "sub/report.json").problem
     for name in ("../outside/report.json", str(outside / "report.json"), "", "."):
-        got = learner_read.read_text(str(workdir), name)
+        got = learner_parse.read_text(str(workdir), name)
         assert "is not a file name inside the workdir" in got.problem["en"], name
 
 
 def test_missing_file_is_a_problem_marked_missing(workdir):
-    got = learner_read.read_text(str(workdir), "queues.yaml")
+    got = learner_parse.read_text(str(workdir), "queues.yaml")
     assert got.missing and "is missing in" in got.problem["en"]
     with pytest.raises(learner_read.LearnerFileError) as raised:
         got.require()
@@ -186,7 +188,7 @@ def test_deep_json_is_refused_before_parsing(workdir, levels):
 
 def test_json_brackets_inside_strings_do_not_count_as_nesting(workdir):
     (workdir / "report.json").write_text(json.dumps({"shared_gpu": "[" * 500 + '\\"{', "n": [[1]]}))
-    assert learner_read.read_json(str(workdir), "report.json").require()["n"] == [[1]]
+    assert learner_parse.read_json(str(workdir), "report.json").require()["n"] == [[1]]
 
 
 @pytest.mark.parametrize("text", ["[" * 989 + "]" * 989, "a:\n" + "".join(" " * i + "- \n" for i in range(1, 200))])
@@ -213,7 +215,7 @@ def test_invalid_yaml_and_json_are_problems_with_the_parsers_words(workdir):
     (workdir / "p1.yaml").write_text("a: [1,\n")
     (workdir / "report.json").write_text("{'gpu_allocated': 1}")
     assert "p1.yaml cannot be read as YAML: " in learner_yaml.read_yaml_documents(str(workdir), "p1.yaml").problem["en"]
-    assert "cannot be read as JSON: Expecting property name" in learner_read.read_json(str(workdir), "report.json").problem["en"]
+    assert "cannot be read as JSON: Expecting property name" in learner_parse.read_json(str(workdir), "report.json").problem["en"]
 
 
 def test_integer_too_long_for_python_is_a_problem_not_a_crash(workdir):
@@ -259,7 +261,7 @@ def test_bounded_evidence_is_json_of_bounded_size():
 
 def test_utf8_bom_is_dropped(workdir):
     (workdir / "podgroup.txt").write_bytes(b"\xef\xbb\xbfpg-p1\n")
-    assert learner_read.read_text(str(workdir), "podgroup.txt").require() == "pg-p1\n"
+    assert learner_parse.read_text(str(workdir), "podgroup.txt").require() == "pg-p1\n"
 
 
 # ---------------------------------------------------------------- item 4: writing
@@ -305,9 +307,9 @@ def test_root_writing_into_a_learners_directory_gives_the_file_to_the_learner(wo
 def test_two_replacements_in_one_second_keep_both_originals(workdir):
     (workdir / "queues.yaml").write_text("original\n")
     now = time.time()
-    first = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
+    first = learner_backup.backup_file(str(workdir), "queues.yaml", now=now)
     (workdir / "queues.yaml").write_text("second\n")
-    second = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
+    second = learner_backup.backup_file(str(workdir), "queues.yaml", now=now)
     assert first != second and second == first + "-2"
     assert open(first).read() == "original\n" and open(second).read() == "second\n"
 
@@ -319,27 +321,27 @@ def test_backup_never_writes_through_a_planted_backup_symlink(workdir, tmp_path)
     now = time.time()
     planted = workdir / ("queues.yaml.bak-%s" % time.strftime("%Y%m%d-%H%M%S", time.localtime(now)))
     planted.symlink_to(victim)
-    backup = learner_write.backup_file(str(workdir), "queues.yaml", now=now)
+    backup = learner_backup.backup_file(str(workdir), "queues.yaml", now=now)
     assert backup == str(planted) + "-2" and open(backup).read() == "learner\n"
     assert victim.read_text() == "precious\n"
 
 
 def test_replace_learner_file_keeps_a_symlink_as_a_symlink_and_never_reads_it(workdir):
     (workdir / "gang.txt").symlink_to("/dev/zero")
-    changed, backup = learner_write.replace_learner_file(str(workdir), "gang.txt", "text\n")
+    changed, backup = learner_backup.replace_learner_file(str(workdir), "gang.txt", "text\n")
     assert changed and os.readlink(backup) == "/dev/zero"
     assert (workdir / "gang.txt").read_text() == "text\n"
 
 
 def test_replace_learner_file_backs_up_a_non_utf8_file_byte_for_byte(workdir):
     (workdir / "nolimit.txt").write_bytes(b"\xff\xfe old")
-    changed, backup = learner_write.replace_learner_file(str(workdir), "nolimit.txt", "new\n")
+    changed, backup = learner_backup.replace_learner_file(str(workdir), "nolimit.txt", "new\n")
     assert changed and open(backup, "rb").read() == b"\xff\xfe old"
 
 
 def test_replace_learner_file_with_same_content_changes_nothing(workdir):
     (workdir / "podgroup.txt").write_text("pg-p1\n")
-    assert learner_write.replace_learner_file(str(workdir), "podgroup.txt", "pg-p1\n") == (False, None)
+    assert learner_backup.replace_learner_file(str(workdir), "podgroup.txt", "pg-p1\n") == (False, None)
     assert os.listdir(str(workdir)) == ["podgroup.txt"]
 
 
@@ -348,21 +350,21 @@ def test_replace_learner_file_refuses_a_directory_or_fifo_and_keeps_it(workdir):
     os.mkfifo(str(workdir / "gang.txt"))
     for name, words in (("report.json", "is a directory"), ("gang.txt", "is a FIFO (named pipe)")):
         with pytest.raises(learner_read.LearnerFileError) as raised:
-            learner_write.replace_learner_file(str(workdir), name, "x")
+            learner_backup.replace_learner_file(str(workdir), name, "x")
         assert words + " where the lab writes a file" in raised.value.problem["en"]
     assert sorted(os.listdir(str(workdir))) == ["gang.txt", "report.json"]
 
 
 def test_replace_learner_file_in_check_mode_writes_nothing(workdir):
     (workdir / "p1.yaml").write_text("old\n")
-    assert learner_write.replace_learner_file(str(workdir), "p1.yaml", "new\n", check_mode=True) == (True, None)
-    assert learner_write.replace_learner_file(str(workdir / "absent"), "p1.yaml", "new\n", check_mode=True) == (True, None)
+    assert learner_backup.replace_learner_file(str(workdir), "p1.yaml", "new\n", check_mode=True) == (True, None)
+    assert learner_backup.replace_learner_file(str(workdir / "absent"), "p1.yaml", "new\n", check_mode=True) == (True, None)
     assert os.listdir(str(workdir)) == ["p1.yaml"] and (workdir / "p1.yaml").read_text() == "old\n"
 
 
 def test_replace_learner_file_creates_a_missing_workdir_private(tmp_path):
     workdir = tmp_path / "new"
-    assert learner_write.replace_learner_file(str(workdir), "p1.yaml", "x\n") == (True, None)
+    assert learner_backup.replace_learner_file(str(workdir), "p1.yaml", "x\n") == (True, None)
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
 
 

@@ -18,6 +18,7 @@ import stat
 import pytest
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir_fd
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir as lab_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
 
@@ -47,7 +48,7 @@ def _owned(path, uid=LEARNER):
 
 def test_a_workdir_of_the_learner_in_its_home_is_opened(home):
     workdir = _owned(home / "gsb-kai")
-    opened = learner_read.open_workdir(str(workdir))
+    opened = workdir_fd.open_workdir(str(workdir))
     try:
         assert opened.real == str(workdir) and os.fstat(opened.fd).st_uid == LEARNER
     finally:
@@ -57,7 +58,7 @@ def test_a_workdir_of_the_learner_in_its_home_is_opened(home):
 def test_a_workdir_in_the_learners_home_that_is_not_the_learners_is_refused(home):
     (home / "gsb-kai").mkdir()  # root's: the learner could swap it for any directory of its own
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_read.open_workdir(str(home / "gsb-kai"))
+        workdir_fd.open_workdir(str(home / "gsb-kai"))
     assert raised.value.problem["en"] == (
         "kai_lab_workdir %s/gsb-kai is inside a directory its owner (uid 65534) can change, but is not that user's "
         "(uid 0 owns it): another user could swap it for another directory. Give the workdir to uid 65534, or use a "
@@ -70,7 +71,7 @@ def test_a_workdir_below_directories_of_two_users_is_refused(home):
     (other / "gsb-kai").mkdir()
     os.chown(str(other / "gsb-kai"), LEARNER, LEARNER)
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_read.open_workdir(str(other / "gsb-kai"))
+        workdir_fd.open_workdir(str(other / "gsb-kai"))
     assert "is inside %s, which its owner (uid 65533) can change" % other in raised.value.problem["en"]
 
 
@@ -79,12 +80,12 @@ def test_a_group_writable_home_is_still_refused(home):
     os.chown(str(home), LEARNER, 4242)
     home.chmod(0o775)
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_read.open_workdir(str(workdir))
+        workdir_fd.open_workdir(str(workdir))
     assert raised.value.problem["en"].startswith("kai_lab_workdir %s is inside %s, which " % (workdir, home))
 
 
 def test_a_workdir_created_in_the_learners_home_is_the_learners(home):
-    opened = learner_read.open_workdir(str(home / "labs" / "gsb-kai"), create=True)
+    opened = workdir_fd.open_workdir(str(home / "labs" / "gsb-kai"), create=True)
     opened.close()
     for path in (home / "labs", home / "labs" / "gsb-kai"):
         info = path.stat()
@@ -105,7 +106,7 @@ def test_provision_gives_the_workdir_to_the_learner_and_reset_keeps_its_files_it
     (workdir / "queues.yaml").write_text("learner's\n")
     os.chown(str(workdir / "queues.yaml"), LEARNER, LEARNER)
     # The grade (root) writes its report through the descriptor, owned like the workdir.
-    opened = learner_read.open_workdir(str(workdir))
+    opened = workdir_fd.open_workdir(str(workdir))
     try:
         learner_write.write_file(opened, "grade.json", json.dumps({}) + "\n")
     finally:

@@ -18,6 +18,7 @@ import pytest
 
 import kai_v017 as hand
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.lab_view import LabView
@@ -147,7 +148,7 @@ def test_solver_writes_the_gang_reason_the_learner_copied(tmp_path, fake_cluster
 
 def test_solver_finds_the_eviction_on_the_victims_podgroup(fake_cluster):
     state = hand.hand_state(6)
-    evictions = kai.eviction_events(state["events"])
+    evictions = kai_events.eviction_events(state["events"])
     assert [(e["victim"], e["object"]) for e in evictions] == [
         ("tr-2", "PodGroup/pg-tr-2-02f5c0ab-b593-4c84-b792-9f1648f6f512")]
     cluster = fake_cluster(state)

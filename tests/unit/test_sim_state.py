@@ -1,5 +1,6 @@
 """Re-provision of a sim lab that is up and unchanged is a health check
-(plugins/module_utils/targets/sim/state.py, module kai_lab_sim_state).
+(plugins/module_utils/targets/sim/state.py, provision_record.py and
+differences.py; module kai_lab_sim_state).
 
 The record is the one a full provision of the sim wrote
 (fixtures/sim-provision/provisioned.json, KAI v0.12.0, port base 17500),
@@ -29,6 +30,8 @@ from conftest import FIXTURES, load_json
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_profile_render
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import differences as sim_differences
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import provision_record as sim_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import state as sim_state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,14 +76,14 @@ def component(now, name):
 
 def test_the_recorded_lab_unchanged_is_one_line_per_component(recorded):
     now = now_of(recorded)
-    assert sim_state.differences(recorded, now, 30, TODAY) == []
-    lines = sim_state.component_lines(now, [])
+    assert sim_differences.differences(recorded, now, 30, TODAY) == []
+    lines = sim_differences.component_lines(now, [])
     assert "kube-apiserver: up, unchanged" in lines and "binder: up, unchanged" in lines
     assert len(lines) == len(recorded["spec"]["components"]) == 12
 
 
 def test_no_record_is_the_full_path():
-    assert sim_state.differences(None, {}, 30, TODAY) == [
+    assert sim_differences.differences(None, {}, 30, TODAY) == [
         "no record of a completed full provision in the state directory"]
 
 
@@ -88,7 +91,7 @@ def test_other_settings_or_collection_come_first(recorded):
     now = now_of(recorded)
     now["inputs"] = "0" * 64
     component(now, "binder")["alive"] = False
-    found = sim_state.differences(recorded, now, 30, TODAY)
+    found = sim_differences.differences(recorded, now, 30, TODAY)
     assert found[0] == "the lab's settings or the collection changed since the last full provision"
     assert found[1].startswith("binder: not running")
 
@@ -97,16 +100,16 @@ def test_a_killed_component_is_named(recorded):
     now = now_of(recorded)
     binder = component(now, "binder")
     binder.update(alive=False, argv=None, start=None)
-    found = sim_state.differences(recorded, now, 30, TODAY)
+    found = sim_differences.differences(recorded, now, 30, TODAY)
     assert found == ["binder: not running (pid file %s)" % binder["pid_file"]]
-    assert "binder: not running (pid file %s)" % binder["pid_file"] in sim_state.component_lines(now, found)
-    assert "scheduler: up, unchanged" in sim_state.component_lines(now, found)
+    assert "binder: not running (pid file %s)" % binder["pid_file"] in sim_differences.component_lines(now, found)
+    assert "scheduler: up, unchanged" in sim_differences.component_lines(now, found)
 
 
 def test_a_component_restarted_outside_provision_is_named(recorded):
     now = now_of(recorded)
     component(now, "kube-scheduler").update(pid=99999, start="1")
-    assert sim_state.differences(recorded, now, 30, TODAY)[0].startswith(
+    assert sim_differences.differences(recorded, now, 30, TODAY)[0].startswith(
         "kube-scheduler: restarted since the last provision (pid 99999, was ")
 
 
@@ -116,7 +119,7 @@ def test_a_changed_flag_names_the_argument(recorded):
     index = len(scheduler["argv"]) - 1
     rendered = scheduler["argv"][index]
     scheduler["argv"][index] = "--v=9"
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "scheduler: runs with other arguments than provision renders (argument %d is '--v=9', provision renders %r)"
         % (index, rendered)]
 
@@ -145,9 +148,9 @@ def rendered_args(as_recorded=True, **settings):
 
 def test_what_the_profile_renders_for_the_recorded_settings_is_what_runs(recorded):
     now = now_of(recorded)
-    assert sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args()) == []
+    assert sim_differences.differences(recorded, now, 30, TODAY, rendered=rendered_args()) == []
     # The profile of today adds a flag to the scheduler: a collection upgrade is named by it.
-    assert sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args(as_recorded=False)) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY, rendered=rendered_args(as_recorded=False)) == [
         "scheduler: runs without %s, which provision renders" % NEWER_FLAG]
 
 
@@ -156,18 +159,18 @@ def test_a_setting_that_changes_a_flag_names_the_component_and_the_flag_first(re
     # does is admission's flag (said first, with the settings line after it).
     now = now_of(recorded)
     now["inputs"] = "0" * 64
-    found = sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args(gpu_sharing=False))
+    found = sim_differences.differences(recorded, now, 30, TODAY, rendered=rendered_args(gpu_sharing=False))
     assert found == ["admission: runs --gpu-sharing-enabled=true, provision renders --gpu-sharing-enabled=false",
                      "the lab's settings or the collection changed since the last full provision"]
-    assert found[0] in sim_state.component_lines(now, found)
-    assert "binder: up, unchanged" in sim_state.component_lines(now, found)
+    assert found[0] in sim_differences.component_lines(now, found)
+    assert "binder: up, unchanged" in sim_differences.component_lines(now, found)
 
 
 def test_a_flag_the_profile_adds_or_drops_is_named(recorded):
     rendered = rendered_args()
     rendered["binder"] = rendered["binder"] + ["--qps=20"]
     rendered["queuecontroller"] = [a for a in rendered["queuecontroller"] if not a.startswith("--enable-webhook")]
-    found = sim_state.differences(recorded, now_of(recorded), 30, TODAY, rendered=rendered)
+    found = sim_differences.differences(recorded, now_of(recorded), 30, TODAY, rendered=rendered)
     assert found == ["binder: runs without --qps=20, which provision renders",
                      "queuecontroller: runs --enable-webhook=false, which provision no longer renders"]
 
@@ -175,7 +178,7 @@ def test_a_flag_the_profile_adds_or_drops_is_named(recorded):
 def test_reordered_arguments_are_named_by_position(recorded):
     rendered = rendered_args()
     rendered["podgrouper"] = rendered["podgrouper"][1:] + rendered["podgrouper"][:1]
-    found = sim_state.differences(recorded, now_of(recorded), 30, TODAY, rendered=rendered)
+    found = sim_differences.differences(recorded, now_of(recorded), 30, TODAY, rendered=rendered)
     assert found == ["podgrouper: runs with other arguments than provision renders (argument 1 is "
                      "'--scheduler-name=kai-scheduler', provision renders %r)" % rendered["podgrouper"][0]]
 
@@ -184,25 +187,25 @@ def test_a_stopped_component_is_not_compared_with_what_is_rendered(recorded):
     now = now_of(recorded)
     admission = component(now, "admission")
     admission.update(alive=False, argv=None, start=None)
-    found = sim_state.differences(recorded, now, 30, TODAY, rendered=rendered_args(gpu_sharing=False))
+    found = sim_differences.differences(recorded, now, 30, TODAY, rendered=rendered_args(gpu_sharing=False))
     assert found == ["admission: not running (pid file %s)" % admission["pid_file"]]
 
 
 def test_a_rebuilt_binary_is_named(recorded):
     now = now_of(recorded)
     component(now, "kube-apiserver")["binary_on_disk"] = False
-    found = sim_state.differences(recorded, now, 30, TODAY)
+    found = sim_differences.differences(recorded, now, 30, TODAY)
     assert found[0].startswith("kube-apiserver: runs a binary that is no longer ")
     now = now_of(recorded)
     component(now, "admission")["binary_sha256"] = "f" * 64
-    assert sim_state.differences(recorded, now, 30, TODAY)[0].startswith("admission: binary ")
+    assert sim_differences.differences(recorded, now, 30, TODAY)[0].startswith("admission: binary ")
 
 
 def test_a_component_that_stopped_listening_is_named(recorded):
     now = now_of(recorded)
     apiserver = component(now, "kube-apiserver")
     apiserver["listening"] = False
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "kube-apiserver: not listening on 127.0.0.1:%d" % apiserver["port"]]
 
 
@@ -210,7 +213,7 @@ def test_an_edited_kwok_yaml_is_named(recorded):
     now = now_of(recorded)
     path = [p for p in now["files"] if p.endswith("/kwok.yaml")][0]
     now["files"][path]["sha256"] = "0" * 64
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "file %s: content differs from what the last provision wrote" % path]
 
 
@@ -218,9 +221,9 @@ def test_a_certificate_close_to_its_end_is_named(recorded):
     now = now_of(recorded)
     path = sorted(now["certs"])[0]
     now["certs"][path] = "2026-12-20T00:00:00Z"
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "certificate %s expires 2026-12-20T00:00:00Z, within kai_lab_cert_renew_days (30)" % path]
-    assert sim_state.differences(recorded, now, 10, TODAY) == []
+    assert sim_differences.differences(recorded, now, 10, TODAY) == []
 
 
 def test_an_aged_certificate_is_named_before_its_file_by_the_days_its_role_renews_it_by(recorded):
@@ -231,20 +234,20 @@ def test_an_aged_certificate_is_named_before_its_file_by_the_days_its_role_renew
     now = now_of(recorded)
     now["certs"][path] = "2027-01-15T00:00:00Z"
     now["files"][path]["sha256"] = "0" * 64
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "certificate %s expires 2027-01-15T00:00:00Z, within kai_scheduler_cert_renew_days (60)" % path,
         "file %s: content differs from what the last provision wrote" % path]
     # A certificate the record gives no days of: the module's cert_renew_days.
     etcd = [p for p in recorded["certs"] if p != path][0]
     now = now_of(recorded)
     now["certs"][etcd] = "2027-01-15T00:00:00Z"
-    assert sim_state.differences(recorded, now, 30, TODAY) == []
-    assert sim_state.differences(recorded, now, 50, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == []
+    assert sim_differences.differences(recorded, now, 50, TODAY) == [
         "certificate %s expires 2027-01-15T00:00:00Z, within kai_lab_cert_renew_days (50)" % etcd]
 
 
 def test_certificates_given_with_their_days_are_read_by_path(recorded):
-    spec = sim_state.normalize_spec({"certs": ["/a/tls.crt", {"path": "/b/tls.crt", "renew_days": 7, "setting": "x"}]})
+    spec = sim_record.normalize_spec({"certs": ["/a/tls.crt", {"path": "/b/tls.crt", "renew_days": 7, "setting": "x"}]})
     assert spec["certs"] == [{"path": "/a/tls.crt"}, {"path": "/b/tls.crt", "renew_days": 7, "setting": "x"}]
 
     class Certs(sim_state.System):
@@ -257,7 +260,7 @@ def test_certificates_given_with_their_days_are_read_by_path(recorded):
 def test_the_gate_fingerprint_changed_is_named(recorded):
     now = now_of(recorded)
     now["fingerprint"]["current"] = "1" * 64
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "the readiness gate's fingerprint changed (a process, a node's GPUs or the image)"]
 
 
@@ -267,7 +270,7 @@ def test_a_solved_lab_whose_gate_kept_an_older_proof_is_unchanged(recorded):
     # after a killed binder on the solved lab).
     recorded["fingerprint"]["proven"] = "2" * 64
     now = now_of(recorded)
-    assert sim_state.differences(recorded, now, 30, TODAY) == []
+    assert sim_differences.differences(recorded, now, 30, TODAY) == []
 
 
 # ---- the objects, as the API server lists them --------------------------------------
@@ -284,7 +287,7 @@ def objects_now(recorded, lists):
 
 def test_the_listed_objects_are_what_the_provision_applied_with_one_list_per_kind(recorded):
     now, cluster = objects_now(recorded, listed())
-    assert sim_state.differences(recorded, now, 30, TODAY) == []
+    assert sim_differences.differences(recorded, now, 30, TODAY) == []
     assert len(cluster.paths) == len(set(cluster.paths))
     assert "/apis/kai.scheduler/v1/configs" in cluster.paths
 
@@ -295,7 +298,7 @@ def test_status_and_versions_written_by_the_server_are_not_a_change(recorded):
         queue["metadata"]["resourceVersion"] = "999999"
         queue.setdefault("status", {})["allocated"] = {"nvidia.com/gpu": "2"}
     now, _ = objects_now(recorded, lists)
-    assert sim_state.differences(recorded, now, 30, TODAY) == []
+    assert sim_differences.differences(recorded, now, 30, TODAY) == []
 
 
 def test_an_edited_kai_config_is_named(recorded):
@@ -303,7 +306,7 @@ def test_an_edited_kai_config_is_named(recorded):
     config = lists["/apis/kai.scheduler/v1/configs"][0]
     config["spec"].setdefault("global", {})["replicaCount"] = 2
     now, _ = objects_now(recorded, lists)
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "object Config %s: differs from what the last provision applied" % config["metadata"]["name"]]
 
 
@@ -311,7 +314,7 @@ def test_a_deleted_webhook_is_named(recorded):
     lists = listed()
     webhook = lists["/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"].pop(0)
     now, _ = objects_now(recorded, lists)
-    assert sim_state.differences(recorded, now, 30, TODAY) == [
+    assert sim_differences.differences(recorded, now, 30, TODAY) == [
         "MutatingWebhookConfiguration %s: is missing" % webhook["metadata"]["name"]]
 
 
@@ -320,7 +323,7 @@ def test_a_crd_applied_from_another_chart_is_named(recorded):
     crd = lists["/apis/apiextensions.k8s.io/v1/customresourcedefinitions"][0]
     crd["metadata"]["annotations"][recorded["spec"]["crds"]["annotation"]] = "other"
     now, _ = objects_now(recorded, lists)
-    assert sim_state.differences(recorded, now, 30, TODAY)[0].startswith(
+    assert sim_differences.differences(recorded, now, 30, TODAY)[0].startswith(
         "CRD %s: carries chart hash other, the last provision applied " % crd["metadata"]["name"])
 
 
@@ -362,22 +365,22 @@ def test_the_inputs_digest_follows_settings_and_files_not_caches(tmp_path):
     (tmp_path / "roles").mkdir()
     (tmp_path / "roles" / "main.yml").write_text("a: 1\n")
     paths = [str(tmp_path / "roles")]
-    first = sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths)
-    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) == first
-    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17600}, paths) != first
+    first = sim_record.inputs_digest({"kai_lab_sim_port_base": 17500}, paths)
+    assert sim_record.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) == first
+    assert sim_record.inputs_digest({"kai_lab_sim_port_base": 17600}, paths) != first
     os.makedirs(str(tmp_path / "roles" / "__pycache__"))
     (tmp_path / "roles" / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) == first
+    assert sim_record.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) == first
     (tmp_path / "roles" / "main.yml").write_text("a: 2\n")
-    assert sim_state.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) != first
+    assert sim_record.inputs_digest({"kai_lab_sim_port_base": 17500}, paths) != first
 
 
 def test_the_record_is_private_and_forgotten_on_demand(tmp_path, recorded):
-    sim_state.write_record(str(tmp_path), recorded)
-    assert oct(os.stat(str(tmp_path / sim_state.RECORD_FILE)).st_mode & 0o777) == "0o600"
-    assert sim_state.read_record(str(tmp_path)) == recorded
-    assert sim_state.forget_record(str(tmp_path))
-    assert sim_state.read_record(str(tmp_path)) is None
+    sim_record.write_record(str(tmp_path), recorded)
+    assert oct(os.stat(str(tmp_path / sim_record.RECORD_FILE)).st_mode & 0o777) == "0o600"
+    assert sim_record.read_record(str(tmp_path)) == recorded
+    assert sim_record.forget_record(str(tmp_path))
+    assert sim_record.read_record(str(tmp_path)) is None
 
 
 def test_an_api_server_that_does_not_answer_comes_after_the_processes(recorded):
@@ -386,7 +389,7 @@ def test_an_api_server_that_does_not_answer_comes_after_the_processes(recorded):
     for key in ("objects", "kinds", "crds", "fingerprint"):
         now.pop(key)
     now["api_error"] = "cannot reach the Kubernetes API server at https://127.0.0.1:17643"
-    found = sim_state.differences(recorded, now, 30, TODAY)
+    found = sim_differences.differences(recorded, now, 30, TODAY)
     assert found[0].startswith("kube-apiserver: not running")
     assert found[1] == ("the lab's API server does not answer: cannot reach the Kubernetes API server at "
                         "https://127.0.0.1:17643")
@@ -401,18 +404,18 @@ def test_a_binary_unchanged_since_the_record_is_not_read_again_but_one_rewritten
                                 "binary_sha256": "a" * 64}]}
     # The recorded hash stands for the file while its stat is the recorded one
     # (a deliberately wrong hash shows it is not recomputed)...
-    assert sim_state.System(sim_state.known_hashes(recorded)).sha256(str(binary)) == "a" * 64
+    assert sim_state.System(sim_record.known_hashes(recorded)).sha256(str(binary)) == "a" * 64
     # ...and a write into the same inode (new ctime and size) is read again.
     time.sleep(0.01)
     with open(binary, "r+b") as handle:
         handle.write(b"\x7fELF second build, longer")
-    assert sim_state.System(sim_state.known_hashes(recorded)).sha256(str(binary)) == (
+    assert sim_state.System(sim_record.known_hashes(recorded)).sha256(str(binary)) == (
         sim_state.file_sha256(str(binary)).decode())
 
 
 def test_a_record_without_binary_stats_gives_no_known_hashes():
-    assert sim_state.known_hashes({"components": [{"name": "etcd", "binary": "/x", "binary_sha256": "b" * 64}]}) == {}
-    assert sim_state.known_hashes(None) == {}
+    assert sim_record.known_hashes({"components": [{"name": "etcd", "binary": "/x", "binary_sha256": "b" * 64}]}) == {}
+    assert sim_record.known_hashes(None) == {}
 
 
 def test_the_hash_cache_outlives_the_record_and_is_not_trusted_for_a_rewritten_binary(tmp_path):
@@ -425,25 +428,25 @@ def test_the_hash_cache_outlives_the_record_and_is_not_trusted_for_a_rewritten_b
     system = sim_state.System()
     snapshot = {"components": [{"name": "kube-apiserver", "binary": str(binary),
                                 "binary_stat": system.file_stat(str(binary)), "binary_sha256": "c" * 64}]}
-    assert sim_state.write_hash_cache(cache_path, {}, snapshot)
+    assert sim_record.write_hash_cache(cache_path, {}, snapshot)
     # Written once: the same snapshot again changes nothing.
-    assert not sim_state.write_hash_cache(cache_path, sim_state.read_hash_cache(cache_path), snapshot)
-    cache = sim_state.read_hash_cache(cache_path)
-    assert sim_state.System(sim_state.known_hashes(None, cache)).sha256(str(binary)) == "c" * 64
+    assert not sim_record.write_hash_cache(cache_path, sim_record.read_hash_cache(cache_path), snapshot)
+    cache = sim_record.read_hash_cache(cache_path)
+    assert sim_state.System(sim_record.known_hashes(None, cache)).sha256(str(binary)) == "c" * 64
     time.sleep(0.01)
     binary.write_bytes(b"\x7fELF second build")
-    assert sim_state.System(sim_state.known_hashes(None, cache)).sha256(str(binary)) == (
+    assert sim_state.System(sim_record.known_hashes(None, cache)).sha256(str(binary)) == (
         sim_state.file_sha256(str(binary)).decode())
 
 
 def test_an_unreadable_hash_cache_is_empty_and_an_unwritable_one_is_only_slower(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
-    assert sim_state.read_hash_cache(str(tmp_path / "bad.json")) == {}
-    assert sim_state.read_hash_cache(str(tmp_path / "missing.json")) == {}
+    assert sim_record.read_hash_cache(str(tmp_path / "bad.json")) == {}
+    assert sim_record.read_hash_cache(str(tmp_path / "missing.json")) == {}
     (tmp_path / "list.json").write_text("[1, 2]")
-    assert sim_state.known_hashes(None, sim_state.read_hash_cache(str(tmp_path / "list.json"))) == {}
+    assert sim_record.known_hashes(None, sim_record.read_hash_cache(str(tmp_path / "list.json"))) == {}
     snapshot = {"components": [{"binary": "/x", "binary_stat": [1, 2, 3, 4, 5], "binary_sha256": "d" * 64}]}
-    assert not sim_state.write_hash_cache(str(tmp_path / "no-such-dir" / "cache.json"), {}, snapshot)
+    assert not sim_record.write_hash_cache(str(tmp_path / "no-such-dir" / "cache.json"), {}, snapshot)
 
 
 

@@ -27,8 +27,11 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir as lab_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import backup as learner_backup
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir_fd as learner_workdir_fd
 
 from conftest import COLLECTION_PATH
 from lab_testing import NS
@@ -61,8 +64,8 @@ def test_a_set_uid_learner_file_never_becomes_a_root_set_uid_backup(learner_work
     shutil.copyfile("/usr/bin/id", str(queues))
     os.chown(str(queues), LEARNER, LEARNER)
     os.chmod(str(queues), 0o4755)
-    workdir = learner_read.open_workdir(str(learner_workdir))
-    changed, backup = learner_write.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
+    workdir = learner_workdir_fd.open_workdir(str(learner_workdir))
+    changed, backup = learner_backup.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
     info = os.stat(backup)
     assert changed and not info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
     assert (info.st_uid, info.st_gid) == (LEARNER, LEARNER), "owned like the file it copies"
@@ -90,7 +93,7 @@ def test_a_copy_owned_by_someone_who_cannot_own_it_is_roots_at_0600(learner_work
         raise OSError(errno.EPERM, "not permitted")
 
     monkeypatch.setattr(os, "fchown", refuse)
-    backup = learner_write.backup_file(str(learner_workdir), "queues.yaml")
+    backup = learner_backup.backup_file(str(learner_workdir), "queues.yaml")
     info = os.stat(backup)
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o600)
 
@@ -101,7 +104,7 @@ def test_a_sparse_gigabyte_is_backed_up_without_the_disk_use_growing(learner_wor
         handle.truncate(1024 ** 3)
     before = _blocks(str(learner_workdir))
     started = time.monotonic()
-    changed, backup = learner_write.replace_learner_file(learner_read.open_workdir(str(learner_workdir)),
+    changed, backup = learner_backup.replace_learner_file(learner_workdir_fd.open_workdir(str(learner_workdir)),
                                                         "queues.yaml", "kind: Queue\n")
     assert changed and time.monotonic() - started < 5
     assert os.stat(backup).st_size == 1024 ** 3 and os.stat(backup).st_blocks == 0
@@ -114,7 +117,7 @@ def test_a_file_over_the_limit_is_moved_into_the_backup_not_copied(learner_workd
     (learner_workdir / "p1.yaml").write_bytes(big)
     inode = os.stat(str(learner_workdir / "p1.yaml")).st_ino
     before = _blocks(str(learner_workdir))
-    changed, backup = learner_write.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
+    changed, backup = learner_backup.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
     assert changed and os.stat(backup).st_ino == inode and os.stat(backup).st_nlink == 1
     assert Path(backup).read_bytes() == big
     assert _blocks(str(learner_workdir)) <= before + 8
@@ -130,7 +133,7 @@ def test_a_file_over_the_limit_that_cannot_be_moved_safely_is_refused_and_kept(l
     else:
         os.link(str(big), str(tmp_path / "other-name"))
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_write.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
+        learner_backup.replace_learner_file(str(learner_workdir), "p1.yaml", "kind: Pod\n")
     assert "more than the lab copies (256 KiB)" in raised.value.problem["en"]
     assert "Move it out of the workdir yourself" in raised.value.problem["en"]
     assert "옮긴 뒤 다시 실행하세요" in raised.value.problem["ko"]
@@ -142,16 +145,16 @@ def test_a_workdir_that_is_a_link_or_below_one_is_refused_naming_it(tmp_path):
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_read.open_workdir(str(tmp_path / "link"))
+        learner_workdir_fd.open_workdir(str(tmp_path / "link"))
     assert raised.value.problem["en"] == (
         "kai_lab_workdir %s/link is a symbolic link to %s/real: the lab works only in a real directory. "
         "Set kai_lab_workdir to the directory itself" % (tmp_path, tmp_path))
     assert "심볼릭 링크입니다" in raised.value.problem["ko"]
     (tmp_path / "real" / "gsb-kai").mkdir()
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_read.open_workdir(str(tmp_path / "link" / "gsb-kai"))
+        learner_workdir_fd.open_workdir(str(tmp_path / "link" / "gsb-kai"))
     assert "goes through the symbolic link %s/link (to %s/real)" % (tmp_path, tmp_path) in raised.value.problem["en"]
-    assert learner_read.open_workdir(str(tmp_path / "real" / "gsb-kai")).real == str(tmp_path / "real" / "gsb-kai")
+    assert learner_workdir_fd.open_workdir(str(tmp_path / "real" / "gsb-kai")).real == str(tmp_path / "real" / "gsb-kai")
 
 
 @needs_root
@@ -168,12 +171,12 @@ def test_a_workdir_below_a_directory_another_user_can_change_is_refused(tmp_path
     os.chown(str(parent), uid, gid)
     os.chmod(str(parent), mode)
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        learner_read.open_workdir(str(parent / "gsb-kai"))
+        learner_workdir_fd.open_workdir(str(parent / "gsb-kai"))
     assert "kai_lab_workdir %s/gsb-kai is inside %s, %s" % (parent, parent, words) in raised.value.problem["en"]
     assert "root 만 바꿀 수 있는 곳" in raised.value.problem["ko"]
     os.chown(str(parent), 0, 0)
     os.chmod(str(parent), 0o1777)  # sticky, like /tmp: others cannot rename what is not theirs
-    assert learner_read.open_workdir(str(parent / "gsb-kai")).fd is not None
+    assert learner_workdir_fd.open_workdir(str(parent / "gsb-kai")).fd is not None
 
 
 def _swap_for_a_link(workdir, victim):
@@ -189,11 +192,11 @@ def test_reads_and_writes_after_a_swap_stay_in_the_directory_opened(learner_work
     (victim / "queues.yaml").write_text("root's queues\n")
     (victim / "grade.json").write_text("root's grade\n")
     (learner_workdir / "queues.yaml").write_text("learner's queues\n")
-    workdir = learner_read.open_workdir(str(learner_workdir))
+    workdir = learner_workdir_fd.open_workdir(str(learner_workdir))
     moved = _swap_for_a_link(learner_workdir, victim)
-    assert learner_read.read_text(workdir, "queues.yaml").content == "learner's queues\n"
+    assert learner_parse.read_text(workdir, "queues.yaml").content == "learner's queues\n"
     learner_write.write_file(workdir, "grade.json", "{}\n")
-    changed, backup = learner_write.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
+    changed, backup = learner_backup.replace_learner_file(workdir, "queues.yaml", "kind: Queue\n")
     assert changed and backup.startswith(str(learner_workdir) + "/queues.yaml.bak-")
     assert (victim / "queues.yaml").read_text() == "root's queues\n"
     assert (victim / "grade.json").read_text() == "root's grade\n"
@@ -229,7 +232,7 @@ def test_the_grade_module_refuses_a_workdir_link_before_writing_anything(tmp_pat
 def test_provision_after_a_swap_acts_on_the_directory_it_checked(learner_workdir, tmp_path, monkeypatch):
     victim = tmp_path / "victim"
     victim.mkdir(mode=0o755)
-    opened = learner_read.open_workdir
+    opened = learner_workdir_fd.open_workdir
 
     def open_then_swap(path, create=False, mode=0o700):
         workdir = opened(path, create, mode)
@@ -295,7 +298,7 @@ def test_reset_after_a_swap_moves_files_only_inside_the_directory_it_checked(lea
     record = tmp_path / "state" / "kai-lab.json"
     record.parent.mkdir()
     record.write_text('{"checks": {}}\n')
-    opened = learner_read.open_workdir
+    opened = learner_workdir_fd.open_workdir
 
     def open_then_swap(path, create=False, mode=0o700):
         workdir = opened(path, create, mode)

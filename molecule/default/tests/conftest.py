@@ -12,8 +12,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..')
 
 
 def _kai_profiles():
-    spec = importlib.util.spec_from_file_location('kai_profiles', os.path.join(REPO, 'plugins', 'module_utils',
-                                                                               'kai_profiles.py'))
+    spec = importlib.util.spec_from_file_location('kai_profiles', os.path.join(REPO, 'plugins', 'module_utils', 'kai',
+                                                                               'profiles.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

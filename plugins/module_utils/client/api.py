@@ -28,13 +28,10 @@ __metaclass__ = type
 import importlib.util
 import json
 
-# The client's errors and kinds, also under this module's names (where the
-# modules and the domain take them from).
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (  # noqa: F401
-    ApiException, ClusterError, InvalidName, NotSupportedKind, admission_denial, api_error, api_exception,
-    short_reason)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import (  # noqa: F401
-    KINDS, PODGROUP_API, QUEUE_API, kind_path, path_segment)
+# Callers take the errors from here too (ClusterError, ApiException, InvalidName).
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
+    ApiException, ClusterError, InvalidName, api_error, api_exception, short_reason)
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import kind_path
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.light import LightApi
 
 # Found, not imported: see the module's docstring.
@@ -153,6 +150,14 @@ class Cluster(object):
         except ApiException as exc:
             raise ClusterError(api_error('apply %s %s' % (kind, name), exc))
         return (before is None or comparable(before) != comparable(after)), after
+
+    def create(self, obj):
+        """POST obj; the object the server answers (a review: its status)."""
+        meta = obj.get('metadata') or {}
+        try:
+            return self.request('POST', kind_path(obj['apiVersion'], obj['kind'], meta.get('namespace')), body=obj)
+        except ApiException as exc:
+            raise ClusterError(api_error('create %s %s' % (obj['kind'], meta.get('name') or ''), exc))
 
     def patch(self, api_version, kind, name, patch, namespace=None, dry_run=False):
         query = {'fieldManager': FIELD_MANAGER}

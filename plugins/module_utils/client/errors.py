@@ -13,6 +13,7 @@ __metaclass__ = type
 import json
 import sys
 
+
 class ApiException(Exception):
     """An API server's error answer (status, reason, body), from either transport."""
 

@@ -24,6 +24,8 @@ except ImportError:  # Python 2 has no urllib.parse; sanity still imports the fi
 # KAI-Scheduler's kinds (its CRDs' served versions).
 QUEUE_API = 'scheduling.run.ai/v2'
 PODGROUP_API = 'scheduling.run.ai/v2alpha2'
+# KAI's operator's Config (kai-config), which holds its queue label key and reservation namespace.
+CONFIG_API = 'kai.scheduler/v1'
 
 # apiVersion, kind -> (path prefix, plural, namespaced)
 KINDS = {
@@ -41,6 +43,11 @@ KINDS = {
     (PODGROUP_API, 'PodGroup'): ('apis/' + PODGROUP_API, 'podgroups', True),
     ('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration'):
         ('apis/admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', False),
+    # kai-lab doctor: the RuntimeClass GPU pods may name, KAI's Config, and who may patch reservation pods.
+    ('node.k8s.io/v1', 'RuntimeClass'): ('apis/node.k8s.io/v1', 'runtimeclasses', False),
+    (CONFIG_API, 'Config'): ('apis/' + CONFIG_API, 'configs', False),
+    ('authorization.k8s.io/v1', 'SubjectAccessReview'):
+        ('apis/authorization.k8s.io/v1', 'subjectaccessreviews', False),
 }
 
 

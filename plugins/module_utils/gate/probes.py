@@ -16,6 +16,7 @@ __metaclass__ = type
 import hashlib
 import json
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
@@ -27,7 +28,7 @@ CPU_PROBE = 'kai-ready-cpu'
 MARKER = 'kai-lab-ready'
 PROBE_QUEUE = 'default-queue'
 FAKE_GPU_FLAG = '--fake-gpu-nodes'
-FAKE_GPU_LABEL = 'run.ai/fake.gpu'
+FAKE_GPU_LABEL = kai_gpu.FAKE_GPU_LABEL
 PROBE_FRACTION = '0.5'
 
 
@@ -151,7 +152,7 @@ def describe_pod(pod, events=()):
 def events_of(pod, events):
     """Events about this very pod (its uid): a probe pod's name is reused run after run."""
     uid = kai.meta(pod).get('uid')
-    return [e for e in kai.events_for(list(events), 'Pod', kai.name_of(pod))
+    return [e for e in kai_events.events_for(list(events), 'Pod', kai.name_of(pod))
             if not uid or (e.get('involvedObject') or {}).get('uid') in (None, uid)]
 
 

@@ -23,7 +23,7 @@ import time
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store as grade_record_store
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
@@ -168,9 +168,9 @@ class Snapshot(object):
                       and kai.meta(p).get('namespace') != kai_gpu.RESERVATION_NAMESPACE)
 
     def read(self, name):
-        """The learner's file as a learner_read.LearnerFile, read once per grade."""
+        """The learner's file as a LearnerFile (learner/read.py), read once per grade."""
         if name not in self._files:
-            self._files[name] = learner_read.read_text(self.workdir, name)
+            self._files[name] = learner_parse.read_text(self.workdir, name)
         return self._files[name]
 
     def file(self, name):

@@ -28,7 +28,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.protection import protection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, open_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import write_file
 
 REPORT_FILES = ('grade.json', 'grade-junit.xml')
@@ -188,7 +189,7 @@ def protection_now(settings, lang, kai_version, cluster=None):
 
 
 def open_directory(path, create=True):
-    """path as a learner_read.Workdir (created 0700 when missing and create), or GradeError naming what is wrong.
+    """path as a Workdir (learner/workdir_fd.py) (created 0700 when missing and create), or GradeError naming what is wrong.
 
     Without create (check mode) a missing directory stays missing: its files
     read as missing and nothing is written.

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Who holds which GPU in KAI's terms, as pure functions over dicts.
 
-The GPU side of the KAI domain (kai/objects.py is the rest): whole-GPU limits, the
+The GPU side of the KAI domain (kai/objects.py and kai/events.py are the rest): whole-GPU limits, the
 node's ledger, GPU fractions, the reservation pods that hold a shared card
 and the device a fraction pod is told to use.
 
@@ -22,7 +22,12 @@ FRACTION_ANNOTATION = 'gpu-fraction'
 SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
 GPU_GROUP_LABEL = 'runai-gpu-group'
 RESERVATION_NAMESPACE = 'kai-resource-reservation'
+# fake-gpu-operator's node labels: the pool its status-updater serves (roles/fake_gpu_operator sets it, pool
+# "default"; its topology's nodePoolLabelKey), and the label it sets on a node it made a simulated GPU node.
+NODE_POOL_LABEL = 'run.ai/simulated-gpu-node-pool'
+FAKE_GPU_LABEL = 'run.ai/fake.gpu'
 RESERVATION_GPU_ANNOTATION = 'run.ai/reserve_for_gpu_index'
+RESERVATION_APP_LABEL = 'app'
 VISIBLE_DEVICES = 'NVIDIA_VISIBLE_DEVICES'
 FRACTION_WITH_GPU_LIMIT_DENIAL = 'cannot have both GPU fraction request and whole GPU resource request/limit'
 GPU_SHARING_DISABLED_DENIAL = 'while GPU sharing is disabled'
@@ -65,6 +70,13 @@ def gpu_allocated(pods):
 
 def reservation_pods(pods, namespace=RESERVATION_NAMESPACE):
     return [pod for pod in pods if meta(pod).get('namespace') == namespace]
+
+
+def kai_reservation_pods(pods, namespace=RESERVATION_NAMESPACE):
+    """The reservation pods KAI's binder made: in its reservation namespace, with its label
+    app: <that namespace> (--resource-reservation-app-label, as recorded on both KAI versions); the GPU the
+    fake GPU operator gave each is reserved_gpu. Another pod of that namespace holds no GPU for KAI."""
+    return [pod for pod in reservation_pods(pods, namespace) if labels(pod).get(RESERVATION_APP_LABEL) == namespace]
 
 
 def gpu_group(pod):

@@ -3,11 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What KAI-Scheduler means by its objects, as pure functions over dicts.
 
-Knows KAI, not the lab: queues, PodGroups and their scheduling conditions,
-the events KAI leaves (who holds which GPU is in kai/gpu.py, the info
-modules' reports in kai/reports.py). Everything here takes plain Kubernetes
-objects (as returned by the API, JSON-decoded) so it can be tested against
-objects recorded from a real cluster.
+Knows KAI, not the lab: queues, pods and PodGroups and their scheduling
+conditions (the events KAI leaves are in kai/events.py, who holds which GPU
+in kai/gpu.py, the info modules' reports in kai/reports.py). Everything here
+takes plain Kubernetes objects (as returned by the API, JSON-decoded) so it
+can be tested against objects recorded from a real cluster.
 
 Layer: the KAI domain; may use the cluster client.
 """
@@ -19,12 +19,11 @@ __metaclass__ = type
 import math
 
 # The API versions of KAI's objects: set once in the client's table of kinds.
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import PODGROUP_API, QUEUE_API  # noqa: F401
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import (  # noqa: F401 pylint: disable=unused-import
+    PODGROUP_API, QUEUE_API)
 
 QUEUE_LABEL = 'kai.scheduler/queue'
 SCHEDULER_NAME = 'kai-scheduler'
-# The component name on the scheduler's events (source.component).
-SCHEDULER_COMPONENT = 'kai-scheduler'
 PODGROUP_ANNOTATION = 'pod-group-name'
 BATCH_MIN_MEMBER_ANNOTATION = 'kai.scheduler/batch-min-member'
 UNLIMITED = -1
@@ -214,6 +213,14 @@ def workload_podgroup_name(name, uid):
     return 'pg-%s-%s' % (name, uid)
 
 
+def owner_uid_in_podgroup_name(podgroup_name, owner_name):
+    """The owner's uid in the name pod-grouper gives its PodGroup (pg-<owner>-<uid>), or None."""
+    prefix = 'pg-%s-' % owner_name
+    if isinstance(podgroup_name, str) and podgroup_name.startswith(prefix) and len(podgroup_name) > len(prefix):
+        return podgroup_name[len(prefix):]
+    return None
+
+
 def scheduling_conditions(podgroup):
     """status.schedulingConditions as written by KAI's scheduler.
 
@@ -251,154 +258,3 @@ def condition_text(podgroup):
     """The condition message a learner copies from kubectl (the first one)."""
     conditions = scheduling_conditions(podgroup)
     return conditions[0]['message'] if conditions else None
-
-
-# ---------------------------------------------------------------- events
-
-def events_for(events, kind, name):
-    """Events about one object, oldest first."""
-    selected = [e for e in events
-                if (e.get('involvedObject') or {}).get('kind') == kind
-                and (e.get('involvedObject') or {}).get('name') == name]
-    return sorted(selected, key=event_time)
-
-
-def event_time(event):
-    return event.get('lastTimestamp') or event.get('eventTime') or event.get('firstTimestamp') \
-        or meta(event).get('creationTimestamp') or ''
-
-
-def event_summary(event):
-    source = event.get('source') or {}
-    return {
-        'type': event.get('type'),
-        'reason': event.get('reason'),
-        'message': event.get('message') or '',
-        'object': '%s/%s' % ((event.get('involvedObject') or {}).get('kind'),
-                             (event.get('involvedObject') or {}).get('name')),
-        'source': source.get('component') or event.get('reportingComponent') or '',
-        'time': event_time(event),
-    }
-
-
-def scheduled_by(events, pod_name):
-    """Which scheduler placed a pod, from its Scheduled event.
-
-    KAI's message is 'Successfully assigned pod ns/p to node n at node-pool
-    np'; the default scheduler's 'Successfully assigned ns/p to n' comes from
-    source default-scheduler.
-    """
-    for event in reversed(events_for(events, 'Pod', pod_name)):
-        if event.get('reason') == 'Scheduled':
-            summary = event_summary(event)
-            if 'at node-pool' in summary['message']:
-                return SCHEDULER_NAME
-            return summary['source'] or 'default-scheduler'
-    return None
-
-
-def involved(event):
-    """The object an event says it is about (involvedObject: kind, name, uid)."""
-    return (event or {}).get('involvedObject') or {}
-
-
-def event_stored(event):
-    """When the API server stored the event: metadata.creationTimestamp, which its creator cannot set,
-    else the event's own first time."""
-    return meta(event).get('creationTimestamp') or (event or {}).get('firstTimestamp') \
-        or (event or {}).get('eventTime') or event_time(event or {})
-
-
-def not_before(stamp, since):
-    """Whether RFC 3339 time stamp is not before since, to the second; True when either is unknown."""
-    if not isinstance(stamp, str) or not isinstance(since, str) or not stamp or not since:
-        return True
-    return stamp[:19] >= since[:19]
-
-
-def event_is_about(event, kind, name, uid, created=None):
-    """Whether an event is about this very object: its involvedObject has this kind, name and uid
-    (an object without a known uid is nothing an event can be proved about), and it was stored no
-    earlier than the object was created (created unknown: not compared)."""
-    obj = involved(event)
-    return bool(uid) and obj.get('kind') == kind and obj.get('name') == name and obj.get('uid') == uid \
-        and not_before(event_stored(event), created)
-
-
-def uid_from_events(events, kind, name, stored_before=None):
-    """The one uid the events give an object (the object's own events), or None when none or several.
-
-    For an object that is gone, its events are what is left of it; a
-    learner's Event naming it with another uid makes the answer None.
-    stored_before: only events the API server stored no later than this time.
-    """
-    uids = set(involved(e).get('uid') for e in events
-               if involved(e).get('kind') == kind and involved(e).get('name') == name and involved(e).get('uid')
-               and (stored_before is None or not_before(stored_before, event_stored(e))))
-    return uids.pop() if len(uids) == 1 else None
-
-
-def owner_uid_in_podgroup_name(podgroup_name, owner_name):
-    """The owner's uid in the name pod-grouper gives its PodGroup (pg-<owner>-<uid>), or None."""
-    prefix = 'pg-%s-' % owner_name
-    if isinstance(podgroup_name, str) and podgroup_name.startswith(prefix) and len(podgroup_name) > len(prefix):
-        return podgroup_name[len(prefix):]
-    return None
-
-
-def reported_by_scheduler(event):
-    """Did KAI's scheduler report this event?
-
-    Anyone allowed to create events in the namespace can write one with any
-    reason and message, so an event counts as KAI's only when its reporter
-    (source.component, reportingComponent, reportingController: whichever
-    are set) is the scheduler, as on every real KAI event recorded
-    (v0.12.0 sim fixtures, v0.17.0 hand-step6: source.component and
-    reportingComponent 'kai-scheduler').
-
-    Its creator sets these fields, so this alone proves nothing: an event
-    counts as KAI's word about an object only together with event_is_about
-    (the object's uid and creation time), see steps/evidence.py.
-    """
-    reporters = [value for value in ((event.get('source') or {}).get('component'),
-                                     event.get('reportingComponent'), event.get('reportingController'))
-                 if value]
-    return bool(reporters) and all(value == SCHEDULER_COMPONENT for value in reporters)
-
-
-def eviction_events(events):
-    """KAI's preemption/reclaim notices: 'Evict' events the scheduler reported about a PodGroup.
-
-    Message: 'Pod ns/victim was preempted by higher priority workload ns/pg'.
-    Others (another reporter, another kind of object) are not KAI's decision.
-    """
-    result = []
-    for event in sorted(events, key=event_time):
-        if event.get('reason') == 'Evict' and reported_by_scheduler(event) \
-                and (event.get('involvedObject') or {}).get('kind') == 'PodGroup':
-            summary = event_summary(event)
-            summary['victim'] = victim_of(summary['message'])
-            result.append(summary)
-    return result
-
-
-def preemptor(message):
-    """The PodGroup an Evict message names as the preemptor: '... by higher priority workload ns/pg' -> 'pg'."""
-    marker = 'higher priority workload '
-    if marker not in message:
-        return None
-    words = message.split(marker, 1)[1].split()
-    return words[0].split('/', 1)[-1] if words else None
-
-
-def victim_of(message):
-    """The pod an Evict message names as evicted: 'Pod kai-lab/tr-1 was preempted by ...' -> 'tr-1'."""
-    words = message.split()
-    if len(words) > 1 and words[0] == 'Pod' and '/' in words[1]:
-        return words[1].split('/', 1)[1]
-    return None
-
-
-def unschedulable_messages(events, kind, name):
-    """Texts of KAI's Unschedulable events for an object, oldest first."""
-    return [e.get('message') or '' for e in events_for(events, kind, name) if e.get('reason') == 'Unschedulable']

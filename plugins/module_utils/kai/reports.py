@@ -2,7 +2,7 @@
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The reports behind the general modules (kai_podgroup_info,
-kai_gpu_allocation_info), built from the KAI domain in kai/objects.py and kai/gpu.py.
+kai_gpu_allocation_info), built from the KAI domain in kai/objects.py, kai/events.py and kai/gpu.py.
 
 Layer: the KAI domain; may use the cluster client.
 """
@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 
@@ -20,11 +21,11 @@ def podgroup_report(podgroup, pods, events):
     summary = kai.podgroup_summary(podgroup)
     name = summary['name']
     members = [p for p in pods if kai.podgroup_name_of_pod(p) == name]
-    related = kai.events_for(events, 'PodGroup', name)
+    related = kai_events.events_for(events, 'PodGroup', name)
     for pod in members:
-        related.extend(kai.events_for(events, 'Pod', kai.name_of(pod)))
+        related.extend(kai_events.events_for(events, 'Pod', kai.name_of(pod)))
     summary['pods'] = [{'name': kai.name_of(p), 'phase': kai.pod_phase(p), 'node': kai.pod_node(p)} for p in members]
-    summary['events'] = [kai.event_summary(e) for e in sorted(related, key=kai.event_time)]
+    summary['events'] = [kai_events.event_summary(e) for e in sorted(related, key=kai_events.event_time)]
     return summary
 
 

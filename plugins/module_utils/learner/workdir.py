@@ -7,7 +7,7 @@ Provisioning and reset used to check the workdir's path in one task and then
 act on the path in later tasks (create, mark, list, move), each resolving it
 again: a learner swapping the directory for a link between two tasks made
 root act elsewhere (issue 18 row 4). Here the workdir is opened once
-(learner_read.open_workdir: no link at any level, no directory on the way
+(learner/workdir_fd.py's open_workdir: no link at any level, no directory on the way
 that another user can change) and everything after that is relative to
 that descriptor: the marker is created with O_EXCL|O_NOFOLLOW, the listing
 is the descriptor's, reset's backup directory is made with mkdir relative
@@ -37,7 +37,8 @@ import shutil
 import stat
 import time
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, open_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 
 MARKER_TEXT = ("This directory is the gsb.kai_lab lab's workdir: reset moves the lab's files from here to "

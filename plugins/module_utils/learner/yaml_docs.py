@@ -10,7 +10,7 @@
   any custom ``!tag``) are refused. What it returns always serialises with
   ``json.dumps``.
 
-    got = read_yaml_documents(workdir, 'queues.yaml')   # a LearnerFile, as in learner_read
+    got = read_yaml_documents(workdir, 'queues.yaml')   # a LearnerFile, as in learner/read.py
 
 Layer: the learner's files; imports no other layer.
 """
@@ -26,7 +26,8 @@ except ImportError:  # reported by common.require_libraries before any use
     yaml = None
     HAS_YAML = False
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import MAX_BYTES, MAX_DEPTH, LearnerFile, read_text, unreadable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.parse import MAX_DEPTH, read_text, unreadable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import MAX_BYTES, LearnerFile
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
 
 

@@ -27,6 +27,7 @@ import copy
 import json
 import time
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record.store import (
     CHECK_ID, MAX_PROOFS, both, clean_entry, load, save, say, text, usable_path, valid_proof)
@@ -64,7 +65,7 @@ def utc_stamp(now=None):
 
 def proof_from_event(event):
     """What a check keeps of one of KAI's Events."""
-    summary = kai.event_summary(event)
+    summary = kai_events.event_summary(event)
     involved = event.get('involvedObject') or {}
     return {
         'kind': 'event',

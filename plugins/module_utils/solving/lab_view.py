@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
@@ -71,7 +72,7 @@ class LabView(object):
         podgroup = self.podgroup_of(pod)
         if podgroup:
             state['reasons'] = [printable(r['reason'], QUOTE) for r in kai.scheduling_reasons(podgroup)]
-        state['last_events'] = last_events(kai.events_for(self.events(), 'Pod', name))
+        state['last_events'] = last_events(kai_events.events_for(self.events(), 'Pod', name))
         return state
 
     def diagnose(self, name):
@@ -91,7 +92,7 @@ class LabView(object):
         if kai.pod_phase(pod) == 'Pending' and reasons:
             return 'KAI keeps it Pending: %s' % '; '.join('%s: %s' % (printable(r['reason'], QUOTE), printable(r['message'], 200))
                                                           for r in reasons)
-        events = kai.events_for(self.events(), 'Pod', name)
+        events = kai_events.events_for(self.events(), 'Pod', name)
         reasons_seen = [e.get('reason') for e in events]
         if 'Scheduled' in reasons_seen and not kai.pod_node(pod):
             return 'KAI scheduled it but nothing bound it: KAI\'s binder is not running'

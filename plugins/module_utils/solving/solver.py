@@ -22,10 +22,12 @@ import os
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import backup as learner_backup
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError, admission_denial
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import admission_denial
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.lab_view import LabView
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.wait import WaitTimeout, get_waiter
 
@@ -95,13 +97,13 @@ class StepRunner(object):
     def write_file(self, name, content):
         """Write a learner file; an existing different file is kept as a backup.
 
-        Through learner_write: a unique backup created exclusively (a link is
+        Through learner_backup: a unique backup created exclusively (a link is
         kept as the link), then mkstemp + rename. A directory or FIFO where
         the file belongs fails the step naming it; nothing is lost.
         """
         try:
-            changed, backup = learner_write.replace_learner_file(self.workdir, name, content,
-                                                                 check_mode=self.check_mode)
+            changed, backup = learner_backup.replace_learner_file(self.workdir, name, content,
+                                                                  check_mode=self.check_mode)
         except learner_read.LearnerFileError as exc:
             raise StepFailed(self.step, 'to write %s in %s' % (name, self.workdir), {'file': name},
                              exc.problem['en'])
@@ -119,7 +121,7 @@ class StepRunner(object):
 
     def read_file(self, name):
         """A learner file's text, or None when it is missing or cannot be used (a link, a FIFO, too large)."""
-        return learner_read.read_text(self.workdir, name).content
+        return learner_parse.read_text(self.workdir, name).content
 
     # ------------------------------------------------------------ cluster writes
     def apply(self, obj):

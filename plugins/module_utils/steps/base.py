@@ -5,8 +5,8 @@
 check's result, bilingual wording, and the lab's pods that more than one
 step refers to.
 
-Source of the lab's numbers and names: the lab text (shared/lab/lab.en.md,
-from the Korean original).
+The lab's numbers and names are set in the step modules (this one for
+what several steps share); the lab text (steps/lab_text.py) takes them from there.
 
 Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
 """
@@ -29,6 +29,9 @@ TRAIN_PODS = ('tr-1', 'tr-2')
 BUILD_POD = 'bd-1'
 TRAIN_CLASS = 'train'
 BUILD_CLASS = 'build'
+# The values of KAI's default PriorityClasses the lab's pods name (KAI's chart
+# creates them): build is never preempted, train may be.
+PRIORITIES = {TRAIN_CLASS: 50, BUILD_CLASS: 100}
 
 
 class Step(object):

@@ -18,6 +18,8 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_POD, FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
@@ -46,6 +48,12 @@ WORDS = {
                  'ko': '{object} 는 이미 없는데, 실습이 6단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
     'too_early': {'en': 'it was stored at {stored}, before {object} was created at {created}',
                   'ko': '{object} 가 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+    'own_too_early': {'en': 'its {field} {time} is before {object} was created at {created}',
+                      'ko': '{object} 는 {created} 에 만들어졌는데 이벤트의 {field} 는 그 전인 {time} 입니다'},
+    'after_placed': {'en': 'it was stored at {stored}, after {pod} was placed at {placed}: KAI reports a pod as '
+                           'unschedulable only while it waits',
+                     'ko': '{pod} 이 {placed} 에 배치된 뒤인 {stored} 에 저장되었습니다: KAI는 파드가 기다리는 동안에만 '
+                           '배치할 수 없다고 알립니다'},
 }
 
 
@@ -64,17 +72,20 @@ class Known(object):
     Filled by the step: first the objects that exist now (their uid and
     creationTimestamp), then, for one that is gone, the uid the grader's
     record saw, else the one uid the lab's events give it
-    (kai.uid_from_events) -- but only from events the API server stored
-    before `before`, the creation of a later step's pod that exists now
-    (bd-1, see later_pod_created): the Events of step 3's nl-1 or step 5's
-    gang once deleted were stored before step 6 began, while an Event a
-    learner creates now is stored now (metadata.creationTimestamp is set by
-    the API server, not by the Event's creator).
+    (kai_events.uid_from_events) -- but only from events the API server stored
+    before `before`, when step 6 began (step6_began: a time the learner
+    cannot move later): the Events of step 3's nl-1 or step 5's gang once
+    deleted were stored before step 6 began, while an Event a learner creates
+    now is stored now (metadata.creationTimestamp is set by the API server,
+    not by the Event's creator).
 
     An Event is KAI's word about one of these objects when its reporter is
-    KAI's scheduler, its involvedObject has that kind, name and uid, and it
-    was stored no earlier than the object was created (and, for one known
-    from events only, no later than `before`).
+    KAI's scheduler, its involvedObject has that kind, name and uid, it was
+    stored and its own times (firstTimestamp, lastTimestamp, eventTime:
+    all that are set) are no earlier than the object was created, (for one
+    known from events only) it was stored no later than `before`, and (an
+    Unschedulable Event about a pod KAI has placed, or about its PodGroup)
+    it was stored no later than KAI placed that pod.
     """
 
     def __init__(self, snapshot, before=None):
@@ -84,14 +95,23 @@ class Known(object):
         # What the grader's record saw: (kind, name) -> uid.
         self.seen = recorded_objects(getattr(snapshot, 'record', None))
 
-    def add(self, kind, name, uid, created='', before=''):
+    def add(self, kind, name, uid, created='', before='', placed=None):
+        """placed: (pod name, when KAI placed it) for a pod KAI placed, or for the PodGroup of one."""
         if name and uid and (kind, name) not in self.objects:
-            self.objects[(kind, name)] = {'uid': uid, 'created': created or '', 'before': before or ''}
+            self.objects[(kind, name)] = {'uid': uid, 'created': created or '', 'before': before or '',
+                                          'placed': placed}
         return self.uid(kind, name)
 
-    def add_live(self, kind, obj):
-        """An object that exists now; returns its uid."""
-        return self.add(kind, kai.name_of(obj), kai.meta(obj).get('uid'), kai.meta(obj).get('creationTimestamp'))
+    def add_live(self, kind, obj, placed=None):
+        """An object that exists now; returns its uid. A pod's placed is when KAI's binder bound it."""
+        if kind == 'Pod' and placed is None and provenance.bound_at(obj):
+            placed = (kai.name_of(obj), provenance.bound_at(obj))
+        return self.add(kind, kai.name_of(obj), kai.meta(obj).get('uid'), kai.meta(obj).get('creationTimestamp'),
+                        placed=placed)
+
+    def placed(self, kind, name):
+        """(pod name, when KAI placed it) of a known object, or None."""
+        return (self.objects.get((kind, name)) or {}).get('placed')
 
     def add_gone(self, kind, name):
         """An object that does not exist now: its uid from the record, else from the lab's events; returns it."""
@@ -105,7 +125,7 @@ class Known(object):
         """The uid the events stored before `before` give an object (None without `before`)."""
         if not self.before:
             return None
-        return kai.uid_from_events(self.snapshot.events, kind, name, stored_before=self.before)
+        return kai_events.uid_from_events(self.snapshot.events, kind, name, stored_before=self.before)
 
     def recorded_owner_uid(self, owner):
         """The uid in the name of a PodGroup pg-<owner>-<uid> the record saw (pod-grouper names it after
@@ -124,10 +144,10 @@ class Known(object):
 
     def why_not(self, event, reporter=True):
         """None when event is KAI's word about one of these objects, else why not (en, ko)."""
-        obj = kai.involved(event)
+        obj = kai_events.involved(event)
         kind, name, claimed = obj.get('kind'), obj.get('name'), obj.get('uid')
         what = '%s/%s' % (printable(kind, 40), printable(name, 120))
-        if reporter and not kai.reported_by_scheduler(event):
+        if reporter and not kai_events.reported_by_scheduler(event):
             return _both('not_scheduler')
         known = self.objects.get((kind, name))
         if known is None:
@@ -136,25 +156,38 @@ class Known(object):
             return _both('no_uid')
         if claimed != known['uid']:
             return _both('other_uid', object=what, uid=known['uid'], claimed=printable(claimed, 64))
-        stored = printable(kai.event_stored(event), 40)
-        if not kai.event_is_about(event, kind, name, known['uid'], known['created']):
+        stored = printable(kai_events.event_stored(event), 40)
+        if not kai_events.event_is_about(event, kind, name, known['uid'], known['created']):
             return _both('too_early', object=what, stored=stored, created=known['created'])
-        if known['before'] and not kai.not_before(known['before'], kai.event_stored(event)):
+        for field, value in provenance.own_times_before(event, known['created'])[:1]:
+            return _both('own_too_early', object=what, field=field, time=printable(value, 40), created=known['created'])
+        if event.get('reason') == 'Unschedulable' and known['placed'] \
+                and not kai_events.not_before(known['placed'][1], kai_events.event_stored(event)):
+            return _both('after_placed', stored=stored, pod=printable(known['placed'][0], 120), placed=known['placed'][1])
+        if known['before'] and not kai_events.not_before(known['before'], kai_events.event_stored(event)):
             return _both('too_late', object=what, stored=stored, before=known['before'])
         return None
 
     def gone_word(self, event):
         """Whether event looks like KAI's word about another object that is gone (not one of the step's):
         KAI's reporter, the uid its other events give, stored before `before`."""
-        obj = kai.involved(event)
-        return kai.reported_by_scheduler(event) and bool(obj.get('uid')) and bool(self.before) \
+        obj = kai_events.involved(event)
+        return kai_events.reported_by_scheduler(event) and bool(obj.get('uid')) and bool(self.before) \
             and obj.get('uid') == self.from_events(obj.get('kind'), obj.get('name'))
 
 
-def later_pod_created(snapshot):
-    """When step 6's bd-1, which exists now, was created: a gone object's Events are from before it."""
-    pod = snapshot.pod(BUILD_POD)
-    return kai.meta(pod).get('creationTimestamp') if pod is not None else None
+def step6_began(snapshot):
+    """When step 6 began as the cluster shows it, by times the learner cannot move later: the earliest of
+    the creation of the bd-1 that exists now and the time the API server stored each Event about a Pod
+    bd-1 or a PodGroup pg-bd-1-<uid>, whatever its uid (a bd-1 deleted and created again leaves the
+    Events of the first one); None when there is neither. A gone object's Events are from before it."""
+    times = [kai.meta(snapshot.pod(BUILD_POD)).get('creationTimestamp')] if snapshot.pod(BUILD_POD) is not None else []
+    group = kai.workload_podgroup_name(BUILD_POD, '')
+    times.extend(kai_events.event_stored(e) for e in snapshot.events
+                 if (kai_events.involved(e).get('kind'), kai_events.involved(e).get('name')) == ('Pod', BUILD_POD)
+                 or (kai_events.involved(e).get('kind') == 'PodGroup' and (kai_events.involved(e).get('name') or '').startswith(group)))
+    times = [t for t in times if isinstance(t, str) and t]
+    return min(times, key=lambda t: t[:19]) if times else None
 
 
 def recorded_objects(record):
@@ -183,7 +216,7 @@ def as_event(proof):
 
 def forged_line(event, why, lang):
     """One line naming an Event that is no proof and why."""
-    obj = kai.involved(event)
+    obj = kai_events.involved(event)
     return _say('forged', lang, event=printable(kai.name_of(event) or '?', 120), reason=printable(event.get('reason'), 40),
                 object='%s/%s' % (printable(obj.get('kind'), 40), printable(obj.get('name'), 120)),
                 why=why['en'], why_ko=why['ko'])

@@ -19,6 +19,7 @@ except ImportError:  # reported by common.require_libraries before any use
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, say_both)
@@ -104,6 +105,14 @@ WORDS = {
         'fail': {'en': '{problem}', 'ko': '{problem}'},
         'hint': {'en': 'Free one GPU first (delete the remaining train pod), then kubectl apply -f fraction.yaml.',
                  'ko': '먼저 남은 train 파드를 지워 GPU 하나를 비운 뒤 kubectl apply -f fraction.yaml 하세요.'},
+        'holders': {'en': '{count} reservation pods of KAI hold GPUs on {node} ({names}); fr-1 and fr-2 share one GPU '
+                          'only when one reservation pod holds it',
+                    'ko': '{node} 에서 KAI 예약 파드 {count}개가 GPU 를 잡고 있습니다 ({names}). fr-1 과 fr-2 는 예약 파드 '
+                          '하나가 잡은 GPU 하나를 함께 써야 합니다'},
+        'no_holder': {'en': 'no reservation pod of KAI holds a GPU on {node}: KAI\'s binder reserves the shared GPU with '
+                            'one (label app: {namespace} in namespace {namespace})',
+                      'ko': '{node} 에서 GPU 를 잡은 KAI 예약 파드가 없습니다: KAI 바인더는 나눠 쓰는 GPU 를 예약 파드 하나로 '
+                            '잡습니다 ({namespace} 네임스페이스, 레이블 app: {namespace})'},
     },
 }
 
@@ -155,7 +164,16 @@ def check_shared(snapshot):
         return failed(bilingual('fr-1 and fr-2 do not see the same device (NVIDIA_VISIBLE_DEVICES %s)' % devices,
                                 'fr-1 과 fr-2 가 같은 장치를 보지 않습니다 (NVIDIA_VISIBLE_DEVICES %s)' % devices), evidence)
     device = devices[FRACTION_PODS[0]]
-    holders = [p for p in reservations if kai_gpu.gpu_group(p) == groups[FRACTION_PODS[0]]]
+    # Every reservation pod of KAI on the pair's node, not only those of the group the pods carry: a pod
+    # relabelled into the other's group leaves the reservation pod of its own GPU behind.
+    nodes = set(kai.pod_node(p) for p in pods.values())
+    held = [p for p in kai_gpu.kai_reservation_pods(reservations) if kai.pod_node(p) in nodes]
+    where = ', '.join(sorted(printable(str(n), 120) for n in nodes))
+    if len(held) != 1:
+        words = WORDS['fraction.shared']['no_holder' if not held else 'holders']
+        return failed(say_both(words, count=len(held), node=where, namespace=kai_gpu.RESERVATION_NAMESPACE,
+                               names=', '.join(sorted(printable(kai.name_of(p), 120) for p in held))), evidence)
+    holders = [p for p in held if kai_gpu.gpu_group(p) == groups[FRACTION_PODS[0]]]
     if len(holders) != 1 or kai_gpu.reserved_gpu(holders[0]) != device:
         return failed(bilingual('expected one reservation pod in %s holding %s; found %d'
                                 % (kai_gpu.RESERVATION_NAMESPACE, device, len(holders)),

@@ -21,12 +21,12 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.gang_word import (  # noqa: F401 (GANG_POD_NAMES)
+    GANG, GANG_POD_NAMES, GANG_SIZE, sort_words)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_POD, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, say_both)
 
 FILE = 'gang.txt'
-GANG = 'gang'
-GANG_SIZE = 3
 # For the wording only; whether a version has it is kai_profiles' job_gang.
 JOB_GANG_MIN_VERSION = (0, 14, 7)
 
@@ -52,9 +52,6 @@ def gang_podgroup(namespace):
         'metadata': {'name': GANG, 'namespace': namespace},
         'spec': {'minMember': GANG_SIZE, 'queue': RESEARCH, 'priorityClassName': TRAIN_CLASS},
     }
-
-
-GANG_POD_NAMES = ['%s-%d' % (GANG, i) for i in range(GANG_SIZE)]
 
 
 def gang_pods(namespace):
@@ -198,70 +195,6 @@ def job_pods_grouped_alone(snapshot):
     return {}
 
 
-def gang_evidence(snapshot):
-    """KAI's gang messages still in the cluster: [(kind, object name, message, proof for the record, event)];
-    event is None for a live PodGroup's condition."""
-    seen = [(kai.involved(e).get('kind'), kai.involved(e).get('name'), e.get('message') or '',
-             grade_record.proof_from_event(e), e)
-            for e in sorted(snapshot.events, key=kai.event_time)
-            if e.get('reason') == 'Unschedulable' and kai.GANG_MESSAGE_MARK in (e.get('message') or '')]
-    seen += [('PodGroup', kai.name_of(pg), r['message'], grade_record.proof_from_condition(pg, r), None)
-             for pg in snapshot.podgroups for r in kai.scheduling_reasons(pg) if kai.GANG_MESSAGE_MARK in r['message']]
-    return seen
-
-
-def gang_objects(snapshot, supported):
-    """The gang's objects KAI's word may be about (evidence.Known).
-
-    Job form (KAI >= v0.14.7): Job gang's pods and its PodGroup
-    pg-gang-<job uid>, live, or once gone (step 6 deletes the Job) the ones
-    the record saw or the Job's own events name ('Created pod: <name>').
-    PodGroup form: the namespace's PodGroups and pods that exist, and once
-    gone PodGroup gang and pods gang-0..2.
-    """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
-    if not supported:
-        for podgroup in snapshot.podgroups:
-            known.add_live('PodGroup', podgroup)
-        for pod in snapshot.pods:
-            known.add_live('Pod', pod)
-        known.add_gone('PodGroup', GANG)
-        for name in GANG_POD_NAMES:
-            known.add_gone('Pod', name)
-        return known
-    job_uid = None
-    for pod in snapshot.pods:
-        if kai.owner_uid(pod, 'Job', GANG):
-            job_uid = job_uid or kai.owner_uid(pod, 'Job', GANG)
-            known.add_live('Pod', pod)
-    job_uid = job_uid or known.from_events('Job', GANG) or known.recorded_owner_uid(GANG)
-    if not job_uid:
-        return known
-    name = kai.workload_podgroup_name(GANG, job_uid)
-    podgroup = snapshot.podgroup(name)
-    if podgroup is not None:
-        known.add_live('PodGroup', podgroup)
-    else:
-        known.add_gone('PodGroup', name)
-    for event in kai.events_for(snapshot.events, 'Job', GANG):
-        if kai.involved(event).get('uid') == job_uid and (event.get('message') or '').startswith('Created pod: '):
-            known.add_gone('Pod', event['message'][len('Created pod: '):])
-    for pod_name in recorded_pods(known):
-        known.add_gone('Pod', pod_name)
-    return known
-
-
-def recorded_pods(known):
-    """The gang's pods the grader's record saw (Job gang's pods are named gang-<suffix>)."""
-    return sorted(name for kind, name in known.seen if kind == 'Pod' and name.startswith(GANG + '-'))
-
-
-def live_object(snapshot, kind, name, uid):
-    """Whether a Pod or PodGroup of this name exists now with this uid."""
-    obj = snapshot.pod(name) if kind == 'Pod' else snapshot.podgroup(name) if kind == 'PodGroup' else None
-    return obj is not None and bool(uid) and kai.meta(obj).get('uid') == uid
-
-
 def check_reason(snapshot):
     supported = job_gang_supported(snapshot.kai_version)
     alone = {} if supported else job_pods_grouped_alone(snapshot)
@@ -277,20 +210,7 @@ def check_reason(snapshot):
     if not kai.gang_message_requires(raw, GANG_SIZE):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
-    seen = gang_evidence(snapshot)
-    known = gang_objects(snapshot, supported)
-    bound, rejected, others = [], [], []
-    for item in seen:
-        kind, name, _message, _proof, event = item
-        why = known.why_not(event) if event is not None else (
-            None if (kind, name) in known.objects else {'en': 'not the gang', 'ko': '갱이 아닙니다'})
-        if why is None:
-            bound.append(item)
-        elif event is None or live_object(snapshot, kind, name, kai.involved(event).get('uid')) \
-                or known.gone_word(event):
-            others.append(item)  # KAI's word about another object of the learner's
-        else:
-            rejected.append((event, why))
+    bound, rejected, others, not_gang, known = sort_words(snapshot, supported)
     if bound:
         # The proof is about the gang's pods whose events it holds (not every pod of the namespace).
         return evidence.live([s[3] for s in bound], known.pods(sorted(set(s[1] for s in bound if s[0] == 'Pod'))),
@@ -306,6 +226,9 @@ def check_reason(snapshot):
     entry, stale = evidence.recalled(snapshot, 'gang.reason', known)
     if entry is None and rejected:
         return evidence.forged(rejected, {'file': raw})
+    if entry is None and not_gang:
+        _item, why = not_gang[0]
+        return failed(why, {'file': raw})
     if entry is None:
         return evidence.gone('gang', bilingual('the gang\'s PodGroup and events are gone, so the text cannot be matched '
                                                'with the cluster',

@@ -15,9 +15,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import read as learner_read
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
 
@@ -41,6 +44,20 @@ WORDS = {
     'default_scheduler_hint': {
         'en': 'Add "schedulerName: kai-scheduler" under spec, delete the pod and create it again.',
         'ko': 'spec 아래에 "schedulerName: kai-scheduler" 를 넣고 파드를 지운 뒤 다시 만드세요.',
+    },
+    'not_placed': {
+        'en': '{name} runs on {node}, but KAI did not place it: it has no PodBound condition from KAI\'s binder '
+              '(a pod created with spec.nodeName is started without any scheduler)',
+        'ko': '{name} 이(가) {node} 에서 실행 중이지만 KAI가 배치하지 않았습니다: KAI 바인더의 PodBound 조건이 없습니다 '
+              '(spec.nodeName 을 넣어 만든 파드는 스케줄러 없이 시작됩니다)',
+    },
+    'not_placed_hint': {
+        'en': 'Delete {name} and create it again without spec.nodeName: KAI chooses the node and its binder binds the pod.',
+        'ko': '{name} 을(를) 지우고 spec.nodeName 없이 다시 만드세요: 노드는 KAI가 고르고 KAI 바인더가 파드를 바인딩합니다.',
+    },
+    'node_name': {
+        'en': '{name} sets spec.nodeName {node}: a pod that names its node is started without KAI',
+        'ko': '{name} 에 spec.nodeName {node} 가 있습니다: 노드를 지정한 파드는 KAI 없이 시작됩니다',
     },
 }
 
@@ -72,7 +89,7 @@ def yaml_docs(snapshot, file_name):
 
 
 def json_object(snapshot, file_name):
-    content = learner_read.parse_json(file_name, raw_file(snapshot, file_name))
+    content = learner_parse.parse_json(file_name, raw_file(snapshot, file_name))
     if content.problem:
         raise stopped(content.problem)
     if not isinstance(content.content, dict):
@@ -112,6 +129,8 @@ def pod_spec_problems(snapshot, pod, gpus):
     if kai.pod_queue(pod) != RESEARCH:
         problems.append(bilingual('%s has queue label %s, expected research' % (name, kai.pod_queue(pod)),
                                   '%s 의 큐 레이블이 %s 입니다. research 여야 합니다' % (name, kai.pod_queue(pod))))
+    if kai.pod_node(pod):
+        problems.append(say_both(WORDS['node_name'], name=name, node=printable(str(kai.pod_node(pod)), 120)))
     if gpus is not None and kai_gpu.gpu_limit(pod) != gpus:
         problems.append(bilingual('%s asks for %s nvidia.com/gpu, expected %s' % (name, kai_gpu.gpu_limit(pod), gpus),
                                   '%s 의 nvidia.com/gpu 가 %s 입니다. %s 여야 합니다' % (name, kai_gpu.gpu_limit(pod), gpus)))
@@ -158,13 +177,27 @@ def require_running(snapshot, name):
         why = '; '.join('%s: %s' % (r['reason'], r['message'][:160]) for r in reasons) or 'no reason from KAI yet'
         raise stopped(bilingual('is %s, not Running (%s)' % (phase, why), '%s 상태입니다. Running 이 아닙니다 (%s)' % (phase, why)),
                       {'phase': phase, 'reasons': reasons})
+    problem = not_placed_by_kai(pod)
+    if problem:
+        raise problem
     return pod
 
 
+def not_placed_by_kai(pod):
+    """The Stop for a pod that runs without KAI having bound it (kai.provenance.bound_at), else None."""
+    if provenance.bound_at(pod):
+        return None
+    values = dict(name=printable(kai.name_of(pod), 120), node=printable(str(kai.pod_node(pod) or '?'), 120))
+    return stopped(say_both(WORDS['not_placed'], **values),
+                   {'node': kai.pod_node(pod), 'conditions': [c.get('type') for c in
+                                                              ((pod.get('status') or {}).get('conditions') or [])]},
+                   hint=say_both(WORDS['not_placed_hint'], **values))
+
+
 def pod_events(snapshot, name):
-    return kai.events_for(snapshot.events, 'Pod', name)
+    return kai_events.events_for(snapshot.events, 'Pod', name)
 
 
 def ran_by_kai(snapshot, name):
     return any(e.get('reason') == 'Scheduled' and 'at node-pool' in (e.get('message') or '')
-               and kai.reported_by_scheduler(e) for e in pod_events(snapshot, name))
+               and kai_events.reported_by_scheduler(e) for e in pod_events(snapshot, name))

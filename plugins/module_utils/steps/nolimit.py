@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
@@ -94,9 +95,9 @@ def nl1_objects(snapshot):
 
     nl-1 gone (moved, deleted): the nl-1 the record saw, else the one its
     own events stored before step 6 name, and pod-grouper's PodGroup for it,
-    pg-nl-1-<its uid>.
+    pg-nl-1-<its uid>. Both carry when KAI placed nl-1 (once it did).
     """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
     pod = snapshot.pod(NL1)
     if pod is not None:
         uid = known.add_live('Pod', pod)
@@ -106,7 +107,8 @@ def nl1_objects(snapshot):
         name = kai.workload_podgroup_name(NL1, uid) if uid else None
     podgroup = snapshot.podgroup(name) if name else None
     if podgroup is not None:
-        known.add_live('PodGroup', podgroup)
+        # KAI's OverLimit word about nl-1's PodGroup is from before it placed nl-1, as that about nl-1.
+        known.add_live('PodGroup', podgroup, placed=known.placed('Pod', NL1))
     elif name:
         known.add_gone('PodGroup', name)
     return known, podgroup
@@ -114,7 +116,7 @@ def nl1_objects(snapshot):
 
 def claims_nl1(event, known):
     """Whether an event says it is about nl-1 or its PodGroup (or a PodGroup that is no live object)."""
-    obj = kai.involved(event)
+    obj = kai_events.involved(event)
     if obj.get('kind') == 'Pod':
         return obj.get('name') == NL1
     if obj.get('kind') != 'PodGroup':
@@ -131,7 +133,7 @@ def over_limit_proofs(snapshot):
     if podgroup is not None:
         proofs.extend(grade_record.proof_from_condition(podgroup, r) for r in kai.scheduling_reasons(podgroup)
                       if r['reason'] == kai.REASON_OVER_LIMIT)
-    for event in sorted(snapshot.events, key=kai.event_time):
+    for event in sorted(snapshot.events, key=kai_events.event_time):
         if event.get('reason') != 'Unschedulable' or kai.REASON_OVER_LIMIT not in (event.get('message') or '') \
                 or not claims_nl1(event, known):
             continue

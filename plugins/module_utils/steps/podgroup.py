@@ -117,6 +117,11 @@ def check_file(snapshot):
                                 'PodGroup 이름 한 줄이어야 하는데 %d 줄입니다' % len(lines)))
     claimed = lines[0]
     pod = snapshot.pod(P1)
+    if pod is not None and kai.pod_phase(pod) == 'Running':
+        # A PodGroup KAI never placed p1 through is no KAI decision to name.
+        problem = learner.not_placed_by_kai(pod)
+        if problem:
+            return problem.result
     if pod is not None:
         actual = kai.podgroup_name_of_pod(pod)
         if claimed != actual:

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
@@ -31,7 +32,7 @@ def build_pod(namespace):
 # ---------------------------------------------------------------- solving
 
 def evicted_pods(view):
-    return [e['victim'] for e in kai.eviction_events(view.events()) if e['victim']]
+    return [e['victim'] for e in kai_events.eviction_events(view.events()) if e['victim']]
 
 
 def research_pods(view):
@@ -128,7 +129,7 @@ def preempt_objects(snapshot, events):
     name (pg-<victim>-<victim's uid>) ties it to that pod, and its uid is the
     one KAI's events about it give.
     """
-    known = evidence.Known(snapshot, evidence.later_pod_created(snapshot))
+    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
     groups = {}
     for name in (BUILD_POD,) + CANDIDATES:
         pod = snapshot.pod(name)
@@ -142,7 +143,7 @@ def preempt_objects(snapshot, events):
             known.add_live('PodGroup', podgroup)
         else:
             known.add('PodGroup', groups[name], known.seen.get(('PodGroup', groups[name]))
-                      or kai.uid_from_events(events, 'PodGroup', groups[name]))
+                      or kai_events.uid_from_events(events, 'PodGroup', groups[name]))
     return known, groups
 
 
@@ -154,30 +155,30 @@ def evictions_by_build(snapshot, events):
     build = known.objects.get(('Pod', BUILD_POD)) or {}
     scheduled = kai.scheduled_at(snapshot.pod(BUILD_POD))
     found, rejected = [], []
-    for event in sorted(events, key=kai.event_time):
+    for event in sorted(events, key=kai_events.event_time):
         if event.get('reason') != 'Evict':
             continue
-        victim = kai.victim_of(event.get('message') or '')
+        victim = kai_events.victim_of(event.get('message') or '')
         if victim not in CANDIDATES:
             continue
         why = known.why_not(event)
-        obj = '%s/%s' % (kai.involved(event).get('kind'), kai.involved(event).get('name'))
-        preemptor = kai.preemptor(event.get('message') or '')
+        obj = '%s/%s' % (kai_events.involved(event).get('kind'), kai_events.involved(event).get('name'))
+        preemptor = kai_events.preemptor(event.get('message') or '')
         if why is None and victim not in groups:
             why = _why('unknown_victim', victim=victim)
-        elif why is None and kai.involved(event).get('name') != groups[victim]:
+        elif why is None and kai_events.involved(event).get('name') != groups[victim]:
             why = _why('not_victims_podgroup', object=obj, victim=victim, podgroup=groups[victim])
         elif why is None and (BUILD_POD not in groups or preemptor != groups[BUILD_POD]):
             why = _why('not_for_build', preemptor=preemptor, podgroup=groups.get(BUILD_POD, 'pg-%s-<uid>' % BUILD_POD))
-        elif why is None and not kai.not_before(kai.event_stored(event), build.get('created')):
-            why = _why('before_build', stored=kai.event_stored(event), created=build.get('created'))
+        elif why is None and not kai_events.not_before(kai_events.event_stored(event), build.get('created')):
+            why = _why('before_build', stored=kai_events.event_stored(event), created=build.get('created'))
         elif why is None and scheduled and kai.meta(event).get('creationTimestamp') \
-                and not kai.not_before(scheduled, kai.event_stored(event)):
+                and not kai_events.not_before(scheduled, kai_events.event_stored(event)):
             # KAI evicts first and places bd-1 after: an Evict stored later is not how bd-1 got its GPU.
             # (A recorded proof keeps the event's last time only, which a repeated Evict moves on.)
-            why = _why('after_build', stored=kai.event_stored(event), scheduled=scheduled)
+            why = _why('after_build', stored=kai_events.event_stored(event), scheduled=scheduled)
         if why is None:
-            summary = kai.event_summary(event)
+            summary = kai_events.event_summary(event)
             summary['victim'] = victim
             found.append((summary, event))
         else:
@@ -200,7 +201,7 @@ def still_there(snapshot, victim):
 
 
 def check_evicted(snapshot):
-    evictions = [e for e in kai.eviction_events(snapshot.events) if e['victim'] in CANDIDATES]
+    evictions = [e for e in kai_events.eviction_events(snapshot.events) if e['victim'] in CANDIDATES]
     by_build, rejected, known = evictions_by_build(snapshot, snapshot.events)
     if by_build:
         summary, event = by_build[-1]
@@ -214,8 +215,8 @@ def check_evicted(snapshot):
         # grade may have kept KAI's Evict event (a proof about this bd-1, by its uid).
         entry, stale = evidence.recalled(snapshot, 'preempt.evicted')
         recorded_events = recorded_evictions(entry)
-        back = [still_there(snapshot, kai.victim_of(e['message'])) for e in recorded_events
-                if kai.victim_of(e['message']) in CANDIDATES]
+        back = [still_there(snapshot, kai_events.victim_of(e['message'])) for e in recorded_events
+                if kai_events.victim_of(e['message']) in CANDIDATES]
         if any(back):
             return [b for b in back if b][0]
         recorded = evictions_by_build(snapshot, recorded_events)[0]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Is the running sim lab already as provision would make it?
+"""What the sim lab is now: the snapshot a full provision records and the next one compares.
 
 A full provision ends by recording, in the sim's state directory, what it
 made: each component's process (pid, start time, argv, binary and its
@@ -14,8 +14,10 @@ things (one list per kind from the API server) and compares: when its
 inputs are the same, the roles would render the same argv and objects, so
 equal snapshots mean the roles would change nothing.
 
-snapshot() reads (through System, which tests replace); differences() is
-pure: recorded snapshot, current snapshot -> what differs, first first.
+snapshot() reads (through System, which tests replace). The record that
+keeps a snapshot, and the binaries' hash cache, are in
+targets/sim/provision_record.py; what differs between the recorded
+snapshot and the current one, in targets/sim/differences.py.
 
 Layer: the targets (sim); may use the cluster client, the readiness gate, this host's processes, the KAI domain, the learner's files.
 """
@@ -34,8 +36,6 @@ import stat
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import probes as readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import comparable
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import write_file
 
 try:
     from cryptography import x509
@@ -43,27 +43,8 @@ try:
 except ImportError:
     HAS_CRYPTOGRAPHY = False
 
-RECORD_FILE = 'provisioned.json'
-RECORD_VERSION = 1
-UNCHANGED = 'up, unchanged'
 
-
-# ---------------------------------------------------------------- inputs
-
-def inputs_digest(settings, paths):
-    """sha256 of the settings (JSON) and of every file under paths (name and content)."""
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode('utf-8'))
-    for top in paths:
-        for root, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d != '__pycache__')
-            for name in sorted(files):
-                if name.endswith('.pyc'):
-                    continue
-                path = os.path.join(root, name)
-                digest.update(os.path.relpath(path, top).encode('utf-8') + b'\0')
-                digest.update(file_sha256(path) or 'missing')
-    return digest.hexdigest()
-
+# ---------------------------------------------------------------- hashes, keys, list paths
 
 def file_sha256(path):
     try:
@@ -91,39 +72,6 @@ def list_path(api_version, kind):
     if plural.endswith('ys'):
         plural = plural[:-2] + 'ies'
     return '/%s/%s/%s' % ('api' if api_version == 'v1' else 'apis', api_version, plural)
-
-
-def normalize_spec(spec):
-    """The spec as the record keeps it: components one by one, object references only.
-
-    components: dicts with pid_dir, names and ports (name -> port), or with
-    name, pid_file and port. certs: paths, or dicts with path, renew_days and
-    setting (the variable the role renews it by). objects: references
-    (api_version, kind, name, namespace) or the applied objects themselves.
-    """
-    spec = dict(spec or {})
-    components = []
-    for group in spec.get('components') or []:
-        if 'names' in group:
-            ports = group.get('ports') or {}
-            for name in group['names']:
-                components.append({'name': name, 'pid_file': os.path.join(group['pid_dir'], name + '.pid'),
-                                   'port': int(ports[name]) if ports.get(name) else None})
-        else:
-            components.append({'name': group['name'], 'pid_file': group['pid_file'],
-                               'port': int(group['port']) if group.get('port') else None})
-    spec['components'] = components
-    spec['certs'] = [cert if isinstance(cert, dict) else {'path': cert} for cert in spec.get('certs') or []]
-    refs = []
-    for obj in spec.get('objects') or []:
-        if 'metadata' in obj:
-            metadata = obj.get('metadata') or {}
-            obj = {'api_version': obj.get('apiVersion'), 'kind': obj.get('kind'), 'name': metadata.get('name'),
-                   'namespace': metadata.get('namespace')}
-        refs.append({'api_version': obj['api_version'], 'kind': obj['kind'], 'name': obj['name'],
-                     'namespace': obj.get('namespace') or None})
-    spec['objects'] = refs
-    return spec
 
 
 # ---------------------------------------------------------------- reading the machine
@@ -314,256 +262,3 @@ def _identity(path, system):
     pid = system.pid(path)
     alive = pid is not None and system.cmdline(pid) is not None
     return '%s:%s:%s' % (path, pid, system.start_time(pid) if alive else 'dead')
-
-
-# ---------------------------------------------------------------- the decision
-
-def differences(recorded, now, renew_days, today, rendered=None):
-    """What differs between the recorded snapshot and now, in the order checked;
-    [] when the lab is as the last full provision left it. today: a UTC datetime.
-    rendered: component name -> the arguments provision renders for it now.
-    renew_days: for a certificate the record keeps without its own."""
-    if not recorded:
-        return ['no record of a completed full provision in the state directory']
-    if recorded.get('version') != RECORD_VERSION:
-        return ['the record of the last provision is of another format (version %s)' % recorded.get('version')]
-    # What a changed setting does to a running component (its flag) says more
-    # than that the settings changed, which it also implies: it comes first.
-    found = rendered_differences(now.get('components') or [], rendered or {})
-    if recorded.get('inputs') != now.get('inputs'):
-        found.append('the lab\'s settings or the collection changed since the last full provision')
-    found.extend(component_differences(recorded.get('components') or [], now.get('components') or []))
-    # Before the files: an aged certificate is also a file that differs, and its end is the reason.
-    found.extend(cert_differences(recorded.get('spec') or {}, now.get('certs') or {}, renew_days, today))
-    found.extend(_mapping_differences('file', recorded.get('files'), now.get('files'), _describe_file))
-    found.extend(_mapping_differences('link', recorded.get('links'), now.get('links'),
-                                      lambda was, now_: 'points to %s, was %s' % (now_, was)))
-    for path, real in sorted((now.get('dirs') or {}).items()):
-        if not real:
-            found.append('directory %s is missing (or is not a real directory)' % path)
-    if now.get('api_error'):
-        found.append('the lab\'s API server does not answer: %s' % now['api_error'])
-        return found
-    found.extend(_mapping_differences('CRD', recorded.get('crds'), now.get('crds'), _describe_crd))
-    found.extend(_mapping_differences('object', recorded.get('objects'), now.get('objects'),
-                                      lambda was, now_: 'differs from what the last provision applied'))
-    for kind in sorted(set(recorded.get('kinds') or {}) | set(now.get('kinds') or {})):
-        found.extend(_mapping_differences(kind, (recorded.get('kinds') or {}).get(kind),
-                                          (now.get('kinds') or {}).get(kind),
-                                          lambda was, now_: 'differs from what the last provision applied'))
-    # The last full provision ended with a passing gate (the record is written
-    # after it); on a solved lab the gate proves with a CPU pod and keeps its
-    # older fingerprint, so what counts is the fingerprint the record saw.
-    gate = now.get('fingerprint')
-    if gate is not None and gate.get('current') != (recorded.get('fingerprint') or {}).get('current'):
-        found.append('the readiness gate\'s fingerprint changed (a process, a node\'s GPUs or the image)')
-    return found
-
-
-def known_hashes(record, cache=None):
-    """The binaries' hashes a record (and the hash cache) holds, with the file stat they were taken at
-    (System's known_hashes). The record's win: it is the newer."""
-    known = dict((path, entry) for path, entry in (cache or {}).items()
-                 if isinstance(entry, dict) and entry.get('stat') and entry.get('sha256'))
-    for component in (record or {}).get('components') or []:
-        if component.get('binary') and component.get('binary_stat') and component.get('binary_sha256'):
-            known[component['binary']] = {'stat': component['binary_stat'], 'sha256': component['binary_sha256']}
-    return known
-
-
-# A teardown removes the record with the state directory, not the binaries:
-# their hashes are kept beside the build cache, so a provision from empty
-# does not read 700 MB again. Stat-keyed like the record's.
-def read_hash_cache(path):
-    """The hash cache at path: {binary: {'stat': [...], 'sha256': ...}}; {} when missing or unreadable."""
-    try:
-        with open(path) as handle:
-            cache = json.load(handle)
-    except (IOError, OSError, ValueError):
-        return {}
-    return cache if isinstance(cache, dict) else {}
-
-
-def write_hash_cache(path, cache, state):
-    """Add the binaries of state (a snapshot) to cache and write it when it changed; True when written.
-    A cache that cannot be written is only slower next time."""
-    updated = dict(cache)
-    updated.update(known_hashes(state))
-    if updated == cache:
-        return False
-    try:
-        write_file(os.path.dirname(path), os.path.basename(path), json.dumps(updated, indent=1, sort_keys=True) + '\n')
-    except (IOError, OSError, ValueError, LearnerFileError):
-        return False
-    return True
-
-
-def rendered_differences(now, rendered):
-    """Running components whose arguments (argv without the program) are not what provision renders now."""
-    found = []
-    for component in now:
-        args = rendered.get(component['name'])
-        if args is None or not component.get('alive'):
-            continue
-        running = list((component.get('argv') or [])[1:])
-        if running != list(args):
-            found.append('%s: %s' % (component['name'], _flag_difference(running, list(args))))
-    return found
-
-
-def cert_differences(spec, certs, renew_days, today):
-    """Certificates missing, or expiring within their renew days (the setting the role renews them by)."""
-    found = []
-    policy = dict((cert['path'], cert) for cert in spec.get('certs') or [] if isinstance(cert, dict))
-    for path, end in sorted(certs.items()):
-        cert = policy.get(path) or {}
-        days = int(cert.get('renew_days', renew_days))
-        if end is None:
-            found.append('certificate %s is missing or unreadable' % path)
-        elif _parse_time(end) <= today + datetime.timedelta(days=days):
-            found.append('certificate %s expires %s, within %s (%s)'
-                         % (path, end, cert.get('setting') or 'kai_lab_cert_renew_days', days))
-    return found
-
-
-def component_differences(recorded, now):
-    was = dict((c['name'], c) for c in recorded)
-    found = []
-    for component in now:
-        name = component['name']
-        before = was.get(name)
-        if before is None:
-            found.append('%s: not in the record of the last provision' % name)
-        elif not component.get('alive'):
-            found.append('%s: not running (pid file %s)' % (name, component['pid_file']))
-        elif (component.get('pid'), component.get('start')) != (before.get('pid'), before.get('start')):
-            found.append('%s: restarted since the last provision (pid %s, was %s)'
-                         % (name, component.get('pid'), before.get('pid')))
-        elif component.get('argv') != before.get('argv'):
-            found.append('%s: runs with other arguments than provision renders (%s)'
-                         % (name, _first_argv_difference(before.get('argv') or [], component.get('argv') or [])))
-        elif not component.get('binary_on_disk'):
-            found.append('%s: runs a binary that is no longer %s on disk (rebuilt or replaced)'
-                         % (name, component.get('binary')))
-        elif component.get('binary_sha256') != before.get('binary_sha256'):
-            found.append('%s: binary %s changed (sha256 %s, was %s)'
-                         % (name, component.get('binary'), _short(component.get('binary_sha256')),
-                            _short(before.get('binary_sha256'))))
-        elif component.get('port') and not component.get('listening'):
-            found.append('%s: not listening on 127.0.0.1:%s' % (name, component['port']))
-    for name in sorted(set(was) - set(c['name'] for c in now)):
-        found.append('%s: recorded by the last provision but no longer expected' % name)
-    return found
-
-
-def component_lines(now, found):
-    """One line per component: "name: up, unchanged" or the first thing found about it."""
-    lines = []
-    for component in now.get('components') or []:
-        prefix = component['name'] + ': '
-        mine = [line for line in found if line.startswith(prefix)]
-        lines.append(mine[0] if mine else prefix + UNCHANGED)
-    return lines
-
-
-def _first_argv_difference(was, now):
-    for index in range(max(len(was), len(now))):
-        old = was[index] if index < len(was) else None
-        new = now[index] if index < len(now) else None
-        if old != new:
-            return 'argument %d is %s, provision renders %s' % (index, _quote(new), _quote(old))
-    return 'same arguments'
-
-
-def _flag_difference(running, rendered):
-    """The first flag that differs, by name ("--name=value"; one of each), else the first argument by position."""
-    def by_name(args):
-        return dict((arg.split('=', 1)[0], arg) for arg in args)
-    was, now = by_name(running), by_name(rendered)
-    if len(was) == len(running) and len(now) == len(rendered):
-        for arg in rendered:
-            name = arg.split('=', 1)[0]
-            if name not in was:
-                return 'runs without %s, which provision renders' % arg
-            if was[name] != arg:
-                return 'runs %s, provision renders %s' % (was[name], arg)
-        for arg in running:
-            if arg.split('=', 1)[0] not in now:
-                return 'runs %s, which provision no longer renders' % arg
-    # Positions as in argv (0 is the program, the same on both sides here).
-    return 'runs with other arguments than provision renders (%s)' % _first_argv_difference([None] + rendered,
-                                                                                            [None] + running)
-
-
-def _quote(value):
-    return 'nothing' if value is None else repr(value)
-
-
-def _short(digest):
-    return (digest or 'none')[:12]
-
-
-def _describe_file(was, now):
-    if not now or now.get('sha256') is None:
-        return 'is missing'
-    if (was or {}).get('sha256') != now.get('sha256'):
-        return 'content differs from what the last provision wrote'
-    return 'mode is %s, provision sets %s' % (now.get('mode'), (was or {}).get('mode'))
-
-
-def _describe_crd(was, now):
-    if now is None:
-        return 'is missing'
-    if not now.get('established'):
-        return 'is not Established'
-    return 'carries chart hash %s, the last provision applied %s' % (_short(now.get('hash')), _short((was or {}).get('hash')))
-
-
-def _mapping_differences(what, recorded, now, describe):
-    recorded, now = recorded or {}, now or {}
-    found = []
-    for key in sorted(set(recorded) | set(now)):
-        if key not in now or now[key] is None:
-            found.append('%s %s: is missing' % (what, key))
-        elif key not in recorded:
-            found.append('%s %s: new since the last provision' % (what, key))
-        elif recorded[key] != now[key]:
-            found.append('%s %s: %s' % (what, key, 'is missing' if now[key] is None else describe(recorded[key], now[key])))
-    return found
-
-
-def _parse_time(text):
-    return datetime.datetime.strptime(text, '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=_UTC)
-
-
-def utc_now():
-    return datetime.datetime.now(_UTC)
-
-
-# ---------------------------------------------------------------- the record
-
-def record_path(state_dir):
-    return os.path.join(state_dir, RECORD_FILE)
-
-
-def read_record(state_dir):
-    try:
-        with open(record_path(state_dir)) as handle:
-            data = json.load(handle)
-    except (IOError, OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def write_record(state_dir, record):
-    """Atomically, private (it names the lab's files and processes): learner_write's one safe write."""
-    write_file(state_dir, RECORD_FILE, json.dumps(record, indent=1, sort_keys=True))
-
-
-def forget_record(state_dir):
-    """Drop the record: only a provision that completes records again."""
-    try:
-        os.unlink(record_path(state_dir))
-        return True
-    except (IOError, OSError):
-        return False

@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright: gsb.kai_lab developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lab's names and numbers as its text states them, read from the steps.
+
+Every value comes from where the steps keep it: the objects the solver
+applies (p1, nl-1, Job gang, the train, build and fraction pods, the
+queues), the steps' file names and constants, and the KAI domain's names.
+They are read at each call, so the text follows any change of a step's
+datum; nothing here is typed a second time.
+
+Layer: the lab's steps; may use the cluster client, the KAI domain, the learner's files, the grader's record.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import posixpath
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import (
+    base, fraction, gang, limit_fix, nolimit, podgroup, preempt, queues, registry, report)
+
+
+def dotted(patch):
+    """The one field a merge patch sets, as a dotted path, and its value ({'a': {'b': 1}} -> ('a.b', 1))."""
+    path = []
+    while isinstance(patch, dict) and len(patch) == 1:
+        key = list(patch)[0]
+        path.append(key)
+        patch = patch[key]
+    return '.'.join(path), patch
+
+
+def queue_rows():
+    """The lab's queues in the order queues.yaml writes them: name, parent, GPU quota and limit."""
+    rows = []
+    for queue in queues.lab_queues():
+        summary = kai.queue_summary(queue)
+        rows.append({'name': summary['name'], 'parent': summary['parent'],
+                     'quota': summary['gpu']['quota'], 'limit': summary['gpu']['limit']})
+    return rows
+
+
+def pod_facts(pod):
+    """What the text says of a pod: its name, queue, GPUs, priority class and annotations."""
+    return {'name': kai.name_of(pod), 'queue': kai.pod_queue(pod), 'gpus': kai_gpu.gpu_limit(pod),
+            'priority_class': (pod.get('spec') or {}).get('priorityClassName'), 'annotations': kai.annotations(pod)}
+
+
+def values(namespace, workdir, kai_namespace):
+    """The text's values for a lab in namespace with the learner's files in workdir (KAI runs in kai_namespace)."""
+    def path(name):
+        return posixpath.join(workdir, name)
+
+    rows = queue_rows()
+    parents = set(r['parent'] for r in rows if r['parent'])
+    p1 = pod_facts(podgroup.p1(namespace))
+    nl1 = pod_facts(nolimit.nl1(namespace))
+    job = gang.gang_job(namespace)
+    gang_pod = pod_facts(job['spec']['template'])
+    trains = [pod_facts(p) for p in preempt.train_pods(namespace)]
+    build = pod_facts(preempt.build_pod(namespace))
+    fractions = [pod_facts(p) for p in fraction.fraction_pods(namespace)]
+    limit_path, limit_value = dotted(limit_fix.LIMIT_PATCH)
+    queue_limits = dict((r['name'], r['limit']) for r in rows)
+    nolimit_queue = kai.queue_summary(nolimit.nolimit_queue())
+    found = {
+        'namespace': namespace, 'workdir': workdir, 'kai_namespace': kai_namespace,
+        'kai_version': kai_profiles.LAB_VERSION, 'gpus': fraction.NODE_GPUS,
+        'scheduler': kai.SCHEDULER_NAME, 'queue_label': kai.QUEUE_LABEL, 'queue_api': kai.QUEUE_API,
+        'queue_resource': 'queues.' + kai.QUEUE_API.partition('/')[0],
+        'gpu_resource': kai_gpu.GPU_RESOURCE, 'fraction_annotation': kai_gpu.FRACTION_ANNOTATION,
+        'reservation_ns': kai_gpu.RESERVATION_NAMESPACE, 'visible_devices': kai_gpu.VISIBLE_DEVICES,
+        'podgroup_annotation': kai.PODGROUP_ANNOTATION, 'over_limit': kai.REASON_OVER_LIMIT,
+        'unlimited': kai.UNLIMITED,
+        # Step 1
+        'queues_path': path(queues.FILE), 'queue_rows': rows,
+        'leaf_queues': [r['name'] for r in rows if r['name'] not in parents],
+        'parent_queues': [r['name'] for r in rows if r['name'] in parents],
+        'cpu_quota': queues.CPU_MEMORY['quota'], 'cpu_limit': queues.CPU_MEMORY['limit'],
+        # Step 2
+        'p1': p1['name'], 'p1_gpus': p1['gpus'], 'research': p1['queue'],
+        'p1_path': path(podgroup.MANIFEST_FILE), 'podgroup_path': path(podgroup.PODGROUP_FILE),
+        # Steps 3 and 4
+        'nolimit': nolimit_queue['name'], 'nolimit_parent': nolimit_queue['parent'],
+        'nolimit_quota': nolimit_queue['gpu']['quota'], 'nl1': nl1['name'], 'nl1_gpus': nl1['gpus'],
+        'nolimit_path': path(nolimit.FILE), 'limit_path': limit_path, 'limit_value': limit_value,
+        # Step 5
+        'gang': kai.name_of(job), 'gang_size': job['spec']['parallelism'], 'gang_gpus': gang_pod['gpus'],
+        'min_member_annotation': kai.BATCH_MIN_MEMBER_ANNOTATION,
+        'min_member': kai.annotations(job).get(kai.BATCH_MIN_MEMBER_ANNOTATION),
+        'gang_queue': gang_pod['queue'], 'gang_path': path(gang.FILE),
+        'free_gpus': fraction.NODE_GPUS - p1['gpus'] - nl1['gpus'],
+        'gang_queue_limit': queue_limits.get(gang_pod['queue']),
+        # Step 6
+        'train_pods': [p['name'] for p in trains], 'train_gpus': trains[0]['gpus'],
+        'train_class': trains[0]['priority_class'], 'train_priority': base.PRIORITIES[trains[0]['priority_class']],
+        'train_queue': trains[0]['queue'], 'build_pod': build['name'], 'build_gpus': build['gpus'],
+        'build_class': build['priority_class'], 'build_priority': base.PRIORITIES[build['priority_class']],
+        # Step 7
+        'fraction_pods': [p['name'] for p in fractions], 'fraction_path': path(fraction.FILE),
+        'fraction': fractions[0]['annotations'].get(kai_gpu.FRACTION_ANNOTATION), 'fraction_queue': fractions[0]['queue'],
+        # Step 8
+        'report_path': path(report.FILE), 'report_keys': list(report.REPORT_KEYS), 'fr1': fractions[0]['name'],
+    }
+    for step in registry.STEPS:
+        found['n_' + step.id] = step.number
+    return found
+
+
+def step_files(step, workdir):
+    """The paths of the files a step asks the learner for."""
+    return [posixpath.join(workdir, name) for name in step.files]
