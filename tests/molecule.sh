@@ -9,6 +9,8 @@
 # mistakes runs first: it builds (or reuses) the sim's binaries the normal
 # way. default then runs KAI through kai_lab_sim_kai_bin_dir and
 # kai_lab_sim_kai_chart_dir ("your own KAI"), given v0.12.0's binaries and chart.
+# learner does the lab as a local user without root (gsb-learner, created and
+# removed by the scenario; sudo must be installed: tests/system-deps.sh).
 #
 # KAI_LAB_SCENARIOS="k3s" (or "mistakes default", ...) runs only those;
 # KAI_LAB_SCENARIOS=none runs none (only the k3s scenario's offline checks below).
@@ -43,7 +45,7 @@ own_kai() {
   fi
 }
 
-scenarios=(mistakes default)
+scenarios=(mistakes default learner)
 if [ -n "${KAI_LAB_K3S_HOST:-}" ]; then
   scenarios+=(k3s)
 else

@@ -90,6 +90,27 @@ options:
       - Read before grading and updated after it, written atomically with
         mode 0600. Unset, no record is read or written.
     type: path
+  learner_identity:
+    description:
+      - The learner's own Kubernetes user, the ServiceAccount the lab gives a learner account
+        (C(system:serviceaccount:<namespace>:<name>), role variable C(kai_lab_learner_identity)).
+      - At each grade the API server is asked, one SubjectAccessReview per kind of evidence the grader reads as
+        KAI's word (create or change Events, write pods/status and podgroups/status, create pods/binding, update
+        pods, and create PodGroups where KAI makes them itself), whether this user may write it, and
+        O(learner_policies) and the lab namespace's Pod Security label are read. The grade's C(protection) says
+        either that KAI's word is protected or which writes the learner holds.
+      - Unset, the learner is taken to hold the lab's own kubeconfig (root on the VM, the default sim); the
+        grader's own credentials are asked about (SelfSubjectAccessReview) and the grade is marked unprotected.
+    type: str
+  learner_policies:
+    description:
+      - Names of the ValidatingAdmissionPolicies that keep O(learner_identity)'s writes to the lab's (queue
+        names, no pod with C(spec.nodeName), no pod label or annotation changed after creation). Each must
+        exist, name the learner in its match conditions, fail closed and have a binding with
+        C(validationActions) Deny.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - gsb.kai_lab.lab
   - gsb.kai_lab.kai_running
@@ -157,6 +178,16 @@ grade:
       description: The grader's record, C(path) (null when none is kept), C(notes) on it, the checks that C(used) it
         and those C(kept) in it now.
       type: dict
+    protection:
+      description:
+        - What protects KAI's word in this grade. C(protected) (true only when the learner has an identity of its
+          own that may write none of the evidence, with every policy and Pod Security in place), C(identity) (null for
+          the lab's own kubeconfig), C(holds) (what the learner may write, each C(id), C(en), C(ko)), C(reviews)
+          (each kind of evidence, C(allowed) and the C(writes) the API server allowed), C(policies) (each C(name),
+          C(in_place), C(problem)), C(pod_security) (C(namespace), C(enforce), C(in_place)), C(error) (why the API
+          server could not be asked) and C(line), the sentence in the grade's language (also the table's second
+          line and the JUnit properties).
+      type: dict
 table:
   description: One console line per check and a score line.
   returned: always
@@ -186,6 +217,8 @@ def main():
         time_limit=dict(type='int', default=30),
         steps=dict(type='list', elements='str', default=['all']),
         record_path=dict(type='path'),
+        learner_identity=dict(type='str'),
+        learner_policies=dict(type='list', elements='str', default=[]),
     )
     argument_spec.update(kai_running.RUNNING_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)

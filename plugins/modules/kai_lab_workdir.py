@@ -25,7 +25,11 @@ description:
     matching O(own_names) is adopted (the marker is written now). Any other
     is foreign.
   - O(state=present) (provisioning) creates a missing workdir (and missing
-    parents) with mode 0700, sets an existing one to 0700, and marks it.
+    parents) with mode 0700, sets an existing one to 0700, and marks it;
+    with O(owner), it is given to that user.
+  - A workdir inside a directory its owner can change (a learner's home) is
+    accepted when the workdir is that user's too; all the user could swap
+    in is a directory they can move, and what is opened must be theirs.
   - O(state=checked) only looks (and adopts).
   - O(state=reset) refuses a foreign workdir; otherwise moves the entries
     matching O(lab_files), and the grader's record O(record_path) as
@@ -60,6 +64,13 @@ options:
   record_path:
     description: The grader's record of this lab, archived by O(state=reset) with the files.
     type: path
+  owner:
+    description:
+      - The learner's login (C(kai_lab_learner_user)), who owns the workdir. O(state=present) gives the workdir to
+        this user and its primary group (mode 0700); O(state=reset) gives it the new backup directory once the
+        files are in it, so the learner keeps its own files. Unset, the workdir keeps its owner.
+      - A user that does not exist fails the task, naming it.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -136,6 +147,7 @@ def main():
             marker=dict(type='str', default='.gsb-kai-lab'),
             lab_files=dict(type='str'),
             record_path=dict(type='path'),
+            owner=dict(type='str'),
         ),
         required_if=[('state', 'reset', ('lab_files',))],
         supports_check_mode=True,
@@ -145,13 +157,14 @@ def main():
                   check_mode=module.check_mode)
     result = {'moved': [], 'record': False, 'backup': None}
     try:
+        owner = lab_workdir.user_ids(params['owner']) if params['owner'] else None
         if params['state'] == 'present':
-            result.update(lab_workdir.prepare(params['path'], **common))
+            result.update(lab_workdir.prepare(params['path'], owner=owner, **common))
         elif params['state'] == 'checked':
             result.update(lab_workdir.inspect(params['path'], **common))
         else:
             result.update(lab_workdir.reset(params['path'], lab_files=params['lab_files'],
-                                            record_path=params['record_path'], **common))
+                                            record_path=params['record_path'], owner=owner, **common))
     except lab_workdir.WorkdirRefused as exc:
         module.fail_json(msg=exc.message)
     except OSError as exc:

@@ -4,8 +4,8 @@
 Run with kai-lab's own Python and code directory:
   PYTHON -I check_profile.py LIB_DIR CONFIG [STEP]
 Prints one line per phase: the collection's modules, the kubeconfig, each
-read of the snapshot, the health probes and the checks (the phases
-grade_session.grade() runs), then, for comparison, the import of the
+read of the snapshot, the health probes, the checks and the access review
+(the phases grade_session.grade() runs), then, for comparison, the import of the
 kubernetes client that the grade's light transport skips (client/api.py).
 """
 
@@ -63,6 +63,12 @@ snapshot = Snapshot(Timed(cluster), settings['namespace'], settings['workdir'], 
                     kai_version=settings['kai_version'])
 grade = Grader(snapshot, lang='en').run([step] if step else None)
 mark('run the checks (%d)' % sum(len(s['checks']) for s in grade['steps']))
+# What protects KAI's word (issue 33): one SubjectAccessReview per kind of evidence, the policies and the label.
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.protection import protection  # noqa: E402
+asked = protection(cluster, settings, settings['kai_version'] or 'v0.12.0', lang='en')
+mark('the access review (%d kinds of evidence, %s): %s' % (
+    len(asked['reviews']), 'learner ' + asked['identity'] if asked['identity'] else 'the lab\'s own kubeconfig',
+    'protected' if asked['protected'] else 'not protected'))
 total = sum(s for _, s in marks)
 import kubernetes.client  # noqa: E402,F401
 import kubernetes.config  # noqa: E402,F401

@@ -188,7 +188,7 @@ class FakeCluster(object):
         return items
 
     # ------------------------------------------------------------ writes
-    def apply(self, obj, dry_run=False, force=True, field_manager=None):
+    def apply(self, obj, dry_run=False, force=True, field_manager=None, create_absent=False):
         kind = obj["kind"]
         name = obj["metadata"]["name"]
         namespace = obj["metadata"].get("namespace")

@@ -75,7 +75,7 @@ def test_a_host_that_stopped_before_its_grade_or_failed_it_is_a_row():
         ("a", "not_graded", "not graded: the host stopped before the grade task"),
         ("b", "not_graded", "grade failed: kubeconfig not found")]
     assert summary["steps"] == []
-    assert "<td class=\"not_graded\" colspan=\"2\">grade failed: kubeconfig not found</td>" in to_html(summary)
+    assert "<td class=\"not_graded\" colspan=\"3\">grade failed: kubeconfig not found</td>" in to_html(summary)
 
 
 def test_the_recorded_mistake_quotes_the_learners_file(summary):
@@ -115,7 +115,7 @@ def test_html_is_one_page_with_a_cell_per_learner_and_step(summary):
     # only its environment, learner3 7 + 1.
     assert page.count('<td class="passed">passed</td>') == 9 + 1 + 8
     assert page.count('<td class="failed"><details') == 1 + 8   # learner3's nolimit, learner2's eight steps
-    assert 'colspan="10">host could not be reached' in page
+    assert 'colspan="11">host could not be reached' in page
     # Self-contained: nothing is fetched, and no script may run at all.
     assert not [t for t in parsed.tags if t in ("script", "link", "img", "iframe", "object", "embed")]
     assert "default-src 'none'" in page

@@ -175,15 +175,26 @@ def test_the_lab_roles_become_root_on_the_vm_only(target, become):
             trust_as_template(apply)) is become
 
 
-def test_the_learner_user_gets_a_private_kubeconfig_only_when_named():
-    copy = _task("Copy the kubeconfig for the learner, {{ k3s_learner_user }}")
-    assert copy["ansible.builtin.copy"]["mode"] == "0600"
-    assert copy["ansible.builtin.copy"]["owner"] == "{{ k3s_learner_user }}"
-    assert not _templar().evaluate_conditional(trust_as_template(copy["when"]))
-    assert _templar(kai_lab_learner_user="ubuntu").evaluate_conditional(trust_as_template(copy["when"]))
-    # root's copy stays as it was.
-    root = _task("Give root a private copy of the kubeconfig")
-    assert root["ansible.builtin.copy"]["dest"] == "{{ k3s_kubeconfig }}"
+def test_the_admin_kubeconfig_goes_to_root_only():
+    """Issue 33 row 6: the learner's kubeconfig was a copy of k3s's admin one (cluster-admin, root on the VM
+    through a privileged hostPath pod). k3s's file goes to root alone; the learner's holds its own identity
+    (roles/kai_lab tasks/learner_access.yml)."""
+    tasks = yaml.safe_load((ROOT / "roles" / "k3s" / "tasks" / "main.yml").read_text())
+    copies = []
+
+    def walk(entries):
+        for entry in entries:
+            walk(entry.get("block", []))
+            for module in ("ansible.builtin.copy", "ansible.builtin.template"):
+                if module in entry and "k3s.yaml" in str(entry[module].get("src", "")):
+                    copies.append(entry[module])
+    walk(tasks)
+    assert copies == [{"src": "{{ k3s_config_dir }}/k3s.yaml", "dest": "{{ k3s_kubeconfig }}", "remote_src": True,
+                       "mode": "0600"}]
+    learner = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "learner_access.yml").read_text())
+    written = next(t for t in learner if t["name"].startswith("Write the learner's kubeconfig"))
+    assert written["ansible.builtin.template"]["src"] == "learner_kubeconfig.yaml.j2"
+    assert written["ansible.builtin.template"]["mode"] == "0600" and written["no_log"] is True
 
 
 def test_the_example_inventory_shows_both_forms():

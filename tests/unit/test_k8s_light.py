@@ -42,6 +42,13 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.answer(404, {"kind": "Status", "message": "not found here"})
 
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.seen.append((self.command, self.path, self.headers.get("Content-Type"), json.loads(body)))
+        self.answer(201, json.loads(body))
+
+    do_PATCH = do_POST
+
     def answer(self, status, obj):
         data = json.dumps(obj).encode()
         self.send_response(status)
@@ -144,3 +151,19 @@ def test_the_grade_does_not_import_the_kubernetes_client(tmp_path, api_server):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["queues", "False"]
     assert any(seen[1] == "/api/v1/namespaces/kai-lab" for seen in api_server.seen)
+
+
+def test_the_solver_creates_what_is_absent_and_applies_what_exists(tmp_path, api_server):
+    """Issue 33: a learner's own account may create pods but not patch them; the solver run with it creates an
+    absent object (POST, the create right alone) and applies one that exists (server-side apply, PATCH)."""
+    cluster = Cluster(kubeconfig(tmp_path / "kc", "http://127.0.0.1:%d" % api_server.server_address[1], {}), light=True)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p2", "namespace": "kai-lab"}}
+    assert cluster.apply(pod, create_absent=True) == (True, pod)
+    method, path, content_type, body = api_server.seen[-1]
+    assert (method, path, content_type, body) == (
+        "POST", "/api/v1/namespaces/kai-lab/pods?fieldManager=gsb.kai_lab", "application/json", pod)
+    cluster.apply(dict(pod, metadata={"name": "p1", "namespace": "kai-lab"}), create_absent=True)
+    assert api_server.seen[-1][:3] == ("PATCH", "/api/v1/namespaces/kai-lab/pods/p1?fieldManager=gsb.kai_lab&force=true",
+                                       "application/apply-patch+yaml")
+    cluster.apply(pod)
+    assert api_server.seen[-1][0] == "PATCH", "without create_absent an absent object is applied too"

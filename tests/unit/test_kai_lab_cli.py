@@ -128,7 +128,8 @@ def test_replay_steps_checked_as_done_keep_the_proof_when_events_are_gone(tmp_pa
     assert on_disk["steps"] == grade["steps"] and Path(workdir, "grade-junit.xml").is_file()
     code, out, _ = kai_lab(config, "status")
     assert code == 0
-    assert all(" passed, verified " in line for line in out.splitlines()[2:10]), out
+    assert out.splitlines()[1].startswith("KAI's word is NOT known to be protected: the API server could not be asked")
+    assert all(" passed, verified " in line for line in out.splitlines()[3:11]), out
     assert out.splitlines()[-1] == "every step is checked: kai-lab check grades the whole lab"
 
 
@@ -249,8 +250,11 @@ def test_status_of_a_new_lab_says_what_is_next(tmp_path):
     lines = out.splitlines()
     # First the KAI that runs, as the learner reads it before starting (issue 19).
     assert code == 1 and lines[0].startswith("KAI-Scheduler %s (read from the sim record " % hand.KAI_VERSION), out
-    assert lines[1].startswith("grader's record: none yet")
-    assert lines[2].split() == ["1", "queues", "not", "checked", "yet", "(Queue", "hierarchy)"]
+    # Then what protects KAI's word: asked of the API server (none here).
+    assert lines[1].startswith("KAI's word is NOT known to be protected: the API server could not be asked what the "
+                               "learner (the lab's own kubeconfig) may write (cannot load kubeconfig ")
+    assert lines[2].startswith("grader's record: none yet")
+    assert lines[3].split() == ["1", "queues", "not", "checked", "yet", "(Queue", "hierarchy)"]
     # Then the next task, in one line (test_kai_lab_task.py).
     assert lines[-2] == "next: step 1 queues (Queue hierarchy), then kai-lab check queues"
 

@@ -26,19 +26,30 @@ def _removed(**overrides):
         variables.update(trust(DataLoader().load_from_file(str(ROOT / path))))
     variables.update(kai_lab_collection_version="0.1.0", **overrides)
     templar = Templar(loader=DataLoader(), variables=variables)
-    task = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli_remove.yml").read_text())[0]
-    return templar.template(trust_as_template(task["loop"]))
+    tasks = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli_remove.yml").read_text())
+    return [path for task in tasks for path in templar.template(trust_as_template(task["loop"]))]
+
+
+# The sudo rule of a sim with its own state directory is its own (sha1 of the directory, 12 digits).
+OTHER_SIM_RULE = "/etc/sudoers.d/gsb-kai-lab-" + __import__("hashlib").sha1(b"/tmp/another-sim").hexdigest()[:12]
 
 
 @pytest.mark.parametrize("target, state, removed", [
-    ("sim", "/root/.local/state/gsb-kai-lab/sim", ["/usr/local/bin/kai-lab", "/usr/local/lib/gsb-kai-lab"]),
-    ("sim", "/tmp/another-sim", []),
+    ("sim", "/root/.local/state/gsb-kai-lab/sim", ["/usr/local/bin/kai-lab", "/usr/local/lib/gsb-kai-lab",
+                                                   "/etc/sudoers.d/gsb-kai-lab"]),
+    ("sim", "/tmp/another-sim", [OTHER_SIM_RULE]),
     ("k3s", "/unused", ["/usr/local/bin/kai-lab", "/usr/local/lib/gsb-kai-lab", "/etc/gsb-kai-lab",
-                        "/etc/sudoers.d/gsb-kai-lab"]),
+                        "/etc/sudoers.d/gsb-kai-lab", "/etc/profile.d/gsb-kai-lab.sh"]),
 ])
 def test_teardown_removes_what_provision_installed_outside_the_state(target, state, removed):
     assert _removed(kai_lab_target=target, kai_lab_sim_state_dir=state,
                     kai_lab_sim_default_state_dir="/root/.local/state/gsb-kai-lab/sim") == removed
+
+
+def test_teardown_removes_the_learners_kubeconfig():
+    assert _removed(kai_lab_target="k3s", kai_lab_sim_state_dir="/unused", kai_lab_learner_user="learner",
+                    ansible_facts={"getent_passwd": {"learner": ["x", "1001", "1001", "", "/home/learner", "/bin/sh"]}},
+                    kai_lab_sim_default_state_dir="/root/.local/state/gsb-kai-lab/sim")[-2] == "/home/learner/.kube/config"
 
 
 def test_the_teardown_playbook_removes_kai_lab_before_the_cluster():

@@ -131,14 +131,20 @@ def test_the_provision_task_passes_the_event_ttl_and_every_tls_setting_in_one_ca
     variables = trust(yaml.safe_load((role / "vars" / "main.yml").read_text()))
     variables.update(kai_lab_sim_state_dir=STATE, sim_cluster_ports={"etcd": 16301, "etcd_peer": 16302},
                      ansible_playbook_python="/py", role_path="/role", sim_cluster_dir="/c",
-                     sim_cluster_event_ttl="24h")
+                     sim_cluster_event_ttl="24h", sim_cluster_name="kai-lab")
     templar = Templar(loader=DataLoader(), variables=variables)
     argv = templar.template(trust_as_template(task["ansible.builtin.command"]["argv"]))
     assert argv[:3] == ["/py", "/role/files/set_component_arg.py", "/c/kwok.yaml"]
     settings = [tuple(argv[i:i + 3]) for i in range(3, len(argv), 3)]
     assert settings[0] == ("kube-apiserver", "event-ttl", "24h")
-    assert len(settings) == 1 + len(variables["sim_cluster_etcd_tls_args"])
+    assert len(settings) == 1 + len(variables["sim_cluster_etcd_tls_args"]) + 2
     assert set(SETTINGS) <= set(settings)
+    # The controller-manager signs ServiceAccount token Secrets (the learner's account, issue 33) with the key
+    # kwokctl gives kube-apiserver to verify them, and puts the cluster's CA in them.
+    pki = f"{STATE}/kwok/clusters/kai-lab/pki"
+    assert {s for s in settings if s[0] == "kube-controller-manager"} == {
+        ("kube-controller-manager", "service-account-private-key-file", f"{pki}/admin.key"),
+        ("kube-controller-manager", "root-ca-file", f"{pki}/ca.crt")}
     assert {setting for setting in settings if setting[1].startswith("peer-")} == {
         ("etcd", "peer-client-cert-auth", "true"), ("etcd", "peer-trusted-ca-file", f"{STATE}/etcd-tls/tls.crt"),
         ("etcd", "peer-cert-file", f"{STATE}/etcd-tls/tls.crt"), ("etcd", "peer-key-file", f"{STATE}/etcd-tls/tls.key")}

@@ -32,7 +32,7 @@ def _kwokctl_documents():
         "ansible_managed": "managed", "kai_lab_sim_state_dir": "/s",
         "sim_cluster_ports": kp.sim_ports(17700), "sim_cluster_event_ttl": "24h",
         "sim_binaries_bin": dict((name, "/bin/" + name) for name in binaries),
-        "sim_cluster_etcd_tls_args": [{"component": "etcd", "key": "cert-file", "value": "/s/etcd.crt"}],
+        "sim_cluster_component_args": [{"component": "etcd", "key": "cert-file", "value": "/s/etcd.crt"}],
     })
     return list(yaml.safe_load_all(templar.template(trust_as_template(TEMPLATE.read_text()))))
 

@@ -60,16 +60,29 @@ def kai_short(kai):
         as_text(kai['version']), as_text(kai.get('lab_version')), ', '.join(differing))
 
 
+def protection_short(protection):
+    """What protects a learner's KAI evidence, in a few words: protected, or the writes the learner holds."""
+    if not isinstance(protection, dict):
+        return 'not asked (a grade without a protection block)'
+    if protection.get('protected') is True:
+        return 'KAI\'s word is protected'
+    holds = [as_text(h.get('en') or h.get('id')) for h in protection.get('holds') or [] if isinstance(h, dict)]
+    return 'KAI\'s word is NOT protected: the learner may %s' % ('; '.join(holds) or 'write its evidence')
+
+
 def learner_row(learner, result):
     """One learner from the registered result of the grade task on their host."""
     result = result if isinstance(result, dict) else {}
     grade = result.get('grade')
     row = dict(learner=as_text(learner), status=GRADED, message='', score=None, points=None, max_points=None,
-               passed=False, kai_version='', kai='', generated_at='', steps=[], environment=[])
+               passed=False, kai_version='', kai='', generated_at='', steps=[], environment=[], protected=False,
+               protection='')
     if isinstance(grade, dict) and isinstance(grade.get('steps'), list):
         row.update(score=grade.get('score'), points=grade.get('points'), max_points=grade.get('max_points'),
                    passed=bool(grade.get('passed')), kai_version=as_text(grade.get('kai_version')),
-                   generated_at=as_text(grade.get('generated_at')), kai=kai_short(grade.get('kai')))
+                   generated_at=as_text(grade.get('generated_at')), kai=kai_short(grade.get('kai')),
+                   protected=(grade.get('protection') or {}).get('protected') is True,
+                   protection=protection_short(grade.get('protection')))
         for step in grade['steps']:
             row['steps'].append(dict(id=as_text(step.get('id')), number=step.get('number'),
                                      title=as_text(step.get('title')), status=_step_status(step),
@@ -117,6 +130,6 @@ def console_lines(summary):
         missing = ['%s %s' % (step['id'], step['status']) for step in row['steps'] if step['status'] != PASSED]
         missing.extend('%s %s' % (check['id'], check['status']) for check in row['environment'])
         verdict = 'PASSED' if row['passed'] else 'not passed: ' + ', '.join(missing)
-        lines.append('%-20s %5.1f%% %s%s' % (row['learner'], row['score'] or 0, verdict,
-                                             ' [%s]' % row['kai'] if row['kai'] else ''))
+        lines.append('%-20s %5.1f%% %s%s [%s]' % (row['learner'], row['score'] or 0, verdict,
+                                                  ' [%s]' % row['kai'] if row['kai'] else '', row['protection']))
     return lines

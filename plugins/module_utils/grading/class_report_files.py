@@ -68,7 +68,7 @@ def to_csv(summary):
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator='\r\n')
     header = (['learner', 'status', 'score', 'points', 'max_points', 'passed']
-              + [step['id'] for step in summary['steps']] + ['failed_checks', 'message'])
+              + [step['id'] for step in summary['steps']] + ['failed_checks', 'message', 'kai_word_protected', 'protection'])
     writer.writerow([_spreadsheet_safe(value) for value in header])
     for row in summary['learners']:
         failing = []
@@ -82,6 +82,7 @@ def to_csv(summary):
                   row['points'] if row['points'] is not None else '',
                   row['max_points'] if row['max_points'] is not None else '',
                   'true' if row['passed'] else 'false'] + cells + [' | '.join(failing), row['message']]
+        values += ['true' if row.get('protected') else 'false', row.get('protection', '')]
         writer.writerow([_spreadsheet_safe(value) for value in values])
     return buffer.getvalue()
 
@@ -122,6 +123,9 @@ def to_junit(summary):
         if row['score'] is not None:
             properties = ET.SubElement(suite, 'properties')
             ET.SubElement(properties, 'property', name='score', value=_xmlas_text(row['score']))
+            ET.SubElement(properties, 'property', name='kai_word_protected',
+                          value='true' if row.get('protected') else 'false')
+            ET.SubElement(properties, 'property', name='protection', value=_xmlas_text(row.get('protection', '')))
         # Properties must come first in a testsuite (JUnit's schema).
         if len(suite) and suite[-1].tag == 'properties':
             suite.insert(0, suite[-1])
@@ -180,12 +184,12 @@ def to_html(summary, title='KAI-Scheduler lab: class grade'):
              '<table><thead><tr><th>learner</th><th>score</th>']
     lines.extend('<th title="%s">%s %s</th>' % (_h(step['title']), _h(step['number']), _h(step['id']))
                  for step in summary['steps'])
-    lines.append('<th>environment</th></tr></thead><tbody>')
+    lines.append('<th>environment</th><th>KAI\'s word</th></tr></thead><tbody>')
     for row in summary['learners']:
         lines.append('<tr><th>%s</th>' % _h(row['learner']))
         if row['status'] != GRADED:
             lines.append('<td class="%s" colspan="%d">%s</td></tr>'
-                         % (_h(row['status']), len(summary['steps']) + 2, _h(row['message'])))
+                         % (_h(row['status']), len(summary['steps']) + 3, _h(row['message'])))
             continue
         lines.append('<td class="%s">%s%%</td>' % (PASSED if row['passed'] else FAILED, _h('%.1f' % (row['score'] or 0))))
         for step in summary['steps']:
@@ -200,6 +204,9 @@ def to_html(summary, title='KAI-Scheduler lab: class grade'):
             lines.append('<td class="failed">%s</td>' % _details(FAILED, row['environment']))
         else:
             lines.append('<td class="passed">passed</td>')
+        protected = bool(row.get('protected'))
+        lines.append('<td class="%s">%s</td>' % ('passed' if protected else 'unverified',
+                                                 _h('protected' if protected else row.get('protection', ''))))
         lines.append('</tr>')
     lines.append('</tbody></table></body></html>\n')
     return '\n'.join(lines)

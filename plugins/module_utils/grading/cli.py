@@ -45,7 +45,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry 
 # The config's keys that are grade settings (grade_session.DEFAULTS); others:
 # version (the collection's), target, sim_state_dir.
 SETTING_KEYS = ('namespace', 'workdir', 'kai_version', 'kai_record', 'kubeconfig', 'context', 'request_timeout', 'lang',
-                'health_urls', 'kai_namespace', 'kai_deployments', 'output_dir', 'time_limit', 'record_path')
+                'health_urls', 'kai_namespace', 'kai_deployments', 'output_dir', 'time_limit', 'record_path',
+                'learner_identity', 'learner_policies')
 
 
 class ConfigError(Exception):

@@ -104,9 +104,11 @@ def kai_of(settings, lang, cluster=None):
 
 
 def status(settings, lang, out, as_json, cluster=None):
-    """kai-lab status: the KAI that runs, what the grader's record holds per step, and what is next;
-    exit 0 when every step passed."""
+    """kai-lab status: the KAI that runs, what protects its word, what the grader's record holds per step, and
+    what is next; exit 0 when every step passed."""
     kai_said, kai = kai_of(settings, lang, cluster)
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
+    protection = grade_session.protection_now(settings, lang, (kai or {}).get('version'), cluster)
     path = settings.get('record_path')
     record, notes = grade_record_store.load(path, settings['namespace'])
     recorded = record['checks']
@@ -120,12 +122,13 @@ def status(settings, lang, out, as_json, cluster=None):
     done = set(r['id'] for r in rows if r['passed'])
     following = _next_step(done)
     if as_json:
-        out.json({'kai': kai or {'error': kai_said}, 'record': path,
+        out.json({'kai': kai or {'error': kai_said}, 'protection': protection, 'record': path,
                   'notes': [n.get(lang) or n['en'] for n in notes], 'steps': rows,
                   'next': following.id if following else None,
                   'next_task': cli_task.next_task_line(settings, lang, following) if following else None})
     else:
         out.line(kai_said)
+        out.line(protection['line'])
         exists = path and os.path.exists(path)
         out.line(_say('record' if exists else 'no_record', lang, path=path))
         for note in notes:

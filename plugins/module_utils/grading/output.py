@@ -44,14 +44,17 @@ def kai_line(kai, lang='en'):
 
 
 def _kai_properties(grade):
-    """The JUnit properties naming the KAI graded (none for a grade without it)."""
-    kai = grade.get('kai')
-    if not kai:
-        return []
-    return ['    <properties>',
-            '      <property name="kai_version" value=%s/>' % quoteattr(kai['version']),
-            '      <property name="kai" value=%s/>' % quoteattr(kai.get('line') or kai_line(kai)),
-            '    </properties>']
+    """The JUnit properties naming the KAI graded and what protects its word (none for a grade without them)."""
+    kai, protection = grade.get('kai'), grade.get('protection')
+    properties = []
+    if kai:
+        properties += ['      <property name="kai_version" value=%s/>' % quoteattr(kai['version']),
+                       '      <property name="kai" value=%s/>' % quoteattr(kai.get('line') or kai_line(kai))]
+    if protection:
+        properties += ['      <property name="kai_word_protected" value="%s"/>'
+                       % ('true' if protection.get('protected') else 'false'),
+                       '      <property name="protection" value=%s/>' % quoteattr(protection.get('line') or '')]
+    return ['    <properties>'] + properties + ['    </properties>'] if properties else []
 
 
 def junit_xml(grade):
@@ -85,6 +88,8 @@ def summary_table(grade):
     then the score and what concerns the grader's record."""
     marks = {PASSED: 'PASS', FAILED: 'FAIL', UNVERIFIED: '????'}
     rows = [grade['kai']['line']] if grade.get('kai') else []
+    if grade.get('protection'):
+        rows.append(grade['protection']['line'])
     rows.append('%-4s %-22s %-4s %s' % ('step', 'check', '', 'message'))
     for step in grade['steps']:
         for check in step['checks']:

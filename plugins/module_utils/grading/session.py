@@ -25,6 +25,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import kai_forms
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import junit_xml, kai_line, summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record.proofs import grade_with_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot, step_selection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.protection import protection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
@@ -53,6 +54,11 @@ DEFAULTS = {
     'output_dir': None,
     'time_limit': 30,
     'record_path': None,
+    # The learner's Kubernetes user (its ServiceAccount, system:serviceaccount:<ns>:<name>); unset: the learner
+    # holds the lab's own kubeconfig. The grade asks the API server what it may write (grading/protection.py).
+    'learner_identity': None,
+    # The ValidatingAdmissionPolicies that keep that learner's writes to the lab's (roles/kai_lab).
+    'learner_policies': [],
 }
 
 
@@ -169,8 +175,19 @@ def _grade(settings, step_ids, workdir, output, deadline, write, cluster, report
     result['generated_at'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
     result['kai'] = kai_forms.describe(running)
     result['kai']['line'] = kai_line(result['kai'], settings['lang'])
+    # What protects KAI's word: asked of the API server within the grade's time (none when it did not answer).
+    result['protection'] = protection(cluster, settings, running.version, deadline, settings['lang'],
+                                      error=snapshot.error)
     files = write_reports(result, output) if write and reports else []
     return {'grade': result, 'table': summary_table(result), 'files': files, 'cluster_error': snapshot.error}
+
+
+def protection_now(settings, lang, kai_version, cluster=None):
+    """grade.json's protection block, asked now (kai-lab status): what protects KAI's word."""
+    settings = complete(settings)
+    cluster = cluster or connect(settings)
+    return protection(cluster, settings, kai_version, time.monotonic() + settings['time_limit'], lang,
+                      error=getattr(cluster, 'message', None))
 
 
 def open_directory(path, create=True):

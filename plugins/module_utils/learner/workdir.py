@@ -31,6 +31,7 @@ __metaclass__ = type
 import binascii
 import errno
 import os
+import pwd
 import re
 import shutil
 import stat
@@ -107,8 +108,21 @@ def _write_marker(workdir, marker):
         os.close(fd)
 
 
-def prepare(path, forbidden, own_names, marker, mode=0o700, check_mode=False):
-    """Provisioning's workdir: created when missing, private, and marked as the lab's when it holds only its files.
+def user_ids(name):
+    """(uid, gid) of the user name (its primary group), or WorkdirRefused naming it."""
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        raise WorkdirRefused('the learner\'s user %s does not exist on this host: create it, or set kai_lab_learner_user '
+                             'to an existing login' % printable(name, 80),
+                             '학습자 사용자 %s 가 이 호스트에 없습니다. 만들거나 kai_lab_learner_user 를 있는 로그인으로 '
+                             '지정하세요' % printable(name, 80))
+    return entry.pw_uid, entry.pw_gid
+
+
+def prepare(path, forbidden, own_names, marker, mode=0o700, check_mode=False, owner=None):
+    """Provisioning's workdir: created when missing, private, the owner's (uid, gid) when given, and marked as the
+    lab's when it holds only its files.
 
     Returns a dict: exists, created, changed, is_lab, marked, foreign.
     """
@@ -124,6 +138,10 @@ def prepare(path, forbidden, own_names, marker, mode=0o700, check_mode=False):
             changed = True
             if not check_mode:
                 os.fchmod(workdir.fd, mode)
+        if owner and (info.st_uid, info.st_gid) != tuple(owner):
+            changed = True
+            if not check_mode:
+                os.fchown(workdir.fd, owner[0], owner[1])
         marked, foreign, adopted = _inspect(workdir, own_names, marker, check_mode)
         return {'exists': True, 'created': existed is None, 'changed': changed or adopted, 'is_lab': marked or adopted,
                 'marked': marked or adopted, 'foreign': foreign}
@@ -144,13 +162,14 @@ def inspect(path, forbidden, own_names, marker, check_mode=False):
         workdir.close()
 
 
-def reset(path, forbidden, own_names, marker, lab_files, record_path=None, check_mode=False, now=None):
+def reset(path, forbidden, own_names, marker, lab_files, record_path=None, check_mode=False, now=None, owner=None):
     """Move the lab's files (names matching lab_files) and the grader's record into a new backup directory.
 
     Refuses a workdir that is not the lab's. Returns a dict: the inspect
     keys plus moved (names), record (whether the record moved) and backup
     (the new directory's path, None when there was nothing to move or in
-    check mode).
+    check mode). With owner (uid, gid), the backup directory is given to
+    that user once everything is in it: the learner keeps its own files.
     """
     workdir = _open(path, False, forbidden)
     result = {'exists': workdir is not None, 'created': False, 'changed': False, 'is_lab': True, 'marked': False,
@@ -185,6 +204,8 @@ def reset(path, forbidden, own_names, marker, lab_files, record_path=None, check
                 os.rename(name, name, src_dir_fd=workdir.fd, dst_dir_fd=backup_fd)
             if has_record:
                 _move_record(record_path, backup_fd)
+            if owner:
+                os.fchown(backup_fd, owner[0], owner[1])
         except OSError as exc:
             raise WorkdirRefused('reset could not move the lab\'s files into %s/%s: %s'
                                  % (path, backup_name, os.strerror(exc.errno)),

@@ -65,6 +65,12 @@ def _changeable_by_others(info):
     return None
 
 
+def _only_its_owner(info):
+    """Whether only the directory's owner (not root, not us) can change it: no group or other write."""
+    group = info.st_mode & stat.S_IWGRP and info.st_gid not in (0, os.getegid())
+    return info.st_uid not in (0, os.geteuid()) and not info.st_mode & stat.S_IWOTH and not group
+
+
 def open_workdir(path, create=False, mode=0o700):
     """The workdir as a Workdir, opened without following a link at any level; LearnerFileError names what is wrong.
 
@@ -72,10 +78,14 @@ def open_workdir(path, create=False, mode=0o700):
     to the one before (``..`` too), so what is opened is the path as
     written, no link anywhere. Each directory looked into on the way must be
     changeable by root (or us) only, or sticky: otherwise its owner could
-    swap what comes next. The workdir itself may be the learner's. With
+    swap what comes next. The workdir itself may be the learner's, and so
+    may the directories on the way when the workdir is theirs too (a
+    learner's ~/gsb-kai, issue 33): all they could swap in is a directory
+    they can move, and whatever is opened must be owned by them. With
     create, missing directories are made (mode, whatever the umask) by
-    mkdir relative to their parent's descriptor; without it a missing
-    workdir raises with ``missing`` set. ``.real`` is the real path.
+    mkdir relative to their parent's descriptor, given to that user inside
+    their directory; without it a missing workdir raises with ``missing``
+    set. ``.real`` is the real path.
     """
     if not isinstance(path, str) or not path.startswith('/') or '\0' in path:
         raise _workdir_problem(path, 'is not an absolute path', '절대 경로가 아닙니다')
@@ -83,11 +93,15 @@ def open_workdir(path, create=False, mode=0o700):
     parts = [p for p in path.split('/') if p not in ('', '.')]
     fd = os.open('/', flags)
     real = []
+    way_owner = None  # the one user besides root and us who can change a directory on the way
     try:
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             here = '/' + '/'.join(real)
-            others = _changeable_by_others(os.fstat(fd))
+            info = os.fstat(fd)
+            others = _changeable_by_others(info)
+            if others and _only_its_owner(info) and (way_owner or (info.st_uid,))[0] == info.st_uid:
+                way_owner, others = (info.st_uid, info.st_gid), None
             if others:
                 raise _workdir_problem(
                     path, 'is inside %s, which %s can change: another user could swap the workdir for a link. '
@@ -110,11 +124,21 @@ def open_workdir(path, create=False, mode=0o700):
                         raise _open_workdir_problem(path, fd, real, part, again, last)
                     if stat.S_IMODE(os.fstat(child).st_mode) != mode and os.fstat(child).st_uid == os.geteuid():
                         os.fchmod(child, mode)  # mkdir's mode is cut by the umask
+                    if way_owner and os.geteuid() == 0 and os.fstat(child).st_uid == 0:
+                        os.fchown(child, way_owner[0], way_owner[1])  # made in a user's directory: theirs
                 else:
                     raise _open_workdir_problem(path, fd, real, part, exc, last)
             os.close(fd)
             fd = child
             real = real[:-1] if part == '..' else real + [part]
+        if way_owner and os.fstat(fd).st_uid != way_owner[0]:
+            owner = os.fstat(fd).st_uid
+            raise _workdir_problem(
+                path, 'is inside a directory its owner (uid %d) can change, but is not that user\'s (uid %d owns it): '
+                'another user could swap it for another directory. Give the workdir to uid %d, or use a directory '
+                'whose parents only root can change, e.g. /root/gsb-kai' % (way_owner[0], owner, way_owner[0]),
+                '소유자(uid %d)가 바꿀 수 있는 디렉터리 안에 있지만 그 사용자의 것이 아닙니다 (소유자 uid %d). 작업 디렉터리를 '
+                'uid %d 에게 주거나 root 만 바꿀 수 있는 곳(예: /root/gsb-kai)을 쓰세요' % (way_owner[0], owner, way_owner[0]))
     except BaseException:
         os.close(fd)
         raise

@@ -126,7 +126,9 @@ class StepRunner(object):
     # ------------------------------------------------------------ cluster writes
     def apply(self, obj):
         try:
-            changed = self.cluster.apply(obj, dry_run=self.check_mode)[0]
+            # Created when absent (the create right alone, as a learner's kubectl create): the solver runs with a
+            # learner's own account too (molecule/learner).
+            changed = self.cluster.apply(obj, dry_run=self.check_mode, create_absent=True)[0]
         except ClusterError as exc:
             denial = admission_denial(exc)
             raise StepFailed(self.step, 'the API server to accept %s %s' % (obj['kind'], obj['metadata']['name']),

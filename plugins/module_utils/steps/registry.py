@@ -23,6 +23,22 @@ STEP_IDS = tuple(s.id for s in STEPS)
 CHECKS = tuple(c for s in STEPS for c in s.checks)
 
 
+def _children_first(parents):
+    """Queue names (name -> parent) ordered so that every child comes before its parent."""
+    def depth(name):
+        return 0 if parents.get(name) not in parents else 1 + depth(parents[name])
+    return tuple(sorted(parents, key=lambda name: (-depth(name), name)))
+
+
+# The queues the lab's steps create, children first (step 1's three, step 3's
+# nolimit): reset removes these and no other, and the learner's admission
+# policy lets its account create these and no other (roles/kai_lab, through
+# the gsb.kai_lab.lab_steps lookup).
+QUEUE_NAMES = _children_first(dict(
+    [(name, queue['parent']) for name, queue in queues.QUEUES.items()]
+    + [(nolimit.NOLIMIT_QUEUE['name'], nolimit.NOLIMIT_QUEUE['parent'])]))
+
+
 def step(step_id):
     for entry in STEPS:
         if entry.id == step_id:
