@@ -117,8 +117,11 @@ def check_file(snapshot):
                                 'PodGroup 이름 한 줄이어야 하는데 %d 줄입니다' % len(lines)))
     claimed = lines[0]
     pod = snapshot.pod(P1)
-    if pod is not None and kai.pod_phase(pod) == 'Running':
-        # A PodGroup KAI never placed p1 through is no KAI decision to name.
+    # A PodGroup KAI never placed p1 through is no KAI decision to name. A p1
+    # the default scheduler placed (common mistake 1) has no PodGroup, which the
+    # lines below say; one that claims a PodGroup must have been bound by KAI.
+    if pod is not None and kai.pod_phase(pod) == 'Running' and (
+            kai.scheduler_name(pod) == kai.SCHEDULER_NAME or kai.podgroup_name_of_pod(pod)):
         problem = learner.not_placed_by_kai(pod)
         if problem:
             return problem.result

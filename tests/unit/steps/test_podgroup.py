@@ -21,6 +21,8 @@ def default_scheduled_p1(fixtures, state):
     p1 = fixtures.find(state["pods"], "p1")
     p1["spec"]["schedulerName"] = bad["default_scheduler_pod"]["spec"]["schedulerName"]
     del p1["metadata"]["annotations"]["pod-group-name"]
+    # KAI's binder never bound it: no PodBound condition (as on the real sim, molecule mistakes).
+    p1["status"]["conditions"] = [c for c in p1["status"].get("conditions") or [] if c.get("type") != "PodBound"]
     state["events"] = [e for e in state["events"] if e["involvedObject"]["name"] != "p1"]
     for event in copy.deepcopy(bad["default_scheduler_events"]):
         event["involvedObject"]["name"] = "p1"
@@ -47,6 +49,9 @@ def test_p1_without_scheduler_name(grade, fixtures):
     assert 'Add "schedulerName: kai-scheduler" under spec' in en_c["podgroup.running"]["hint"]
     assert u"schedulerName: kai-scheduler" in ko_c["podgroup.running"]["hint"] and \
         HANGUL.search(ko_c["podgroup.running"]["hint"])
+    # The file's check names what the learner can see: p1 has no PodGroup (not a spec.nodeName story).
+    assert "but p1's PodGroup is None" in en_c["podgroup.file"]["message"]
+    assert u"p1 의 PodGroup 은 None" in ko_c["podgroup.file"]["message"]
 
 
 def test_p1_in_namespace_default(grade, fixtures):
