@@ -60,3 +60,14 @@ def test_differences_name_a_new_directory_once_and_each_other_change():
 def test_sizes_read_as_qemu_and_truncate_read_them():
     assert vm.size_bytes("10G") == 10 << 30 and vm.size_bytes("512M") == 512 << 20
     assert vm.size_bytes("6GiB") == 6 << 30 and vm.size_bytes("4096") == 4096
+
+
+def test_up_refuses_a_second_vm_and_leaves_the_running_one_alone(monkeypatch, capsys):
+    running = {"release": "bookworm", "pid": 4242, "port": 40123}
+    monkeypatch.setattr(vm, "read_state", lambda: running)
+    monkeypatch.setattr(vm, "qemu_alive", lambda state: state is running)
+    stopped = []
+    monkeypatch.setattr(vm, "down", lambda quiet=False: stopped.append(quiet))
+    assert vm.main(["up", "--release", "trixie"]) == 1
+    assert stopped == []
+    assert "a VM runs already (bookworm, pid 4242, SSH on 127.0.0.1:40123)" in capsys.readouterr().out

@@ -28,6 +28,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -63,6 +64,10 @@ SSH_OPTIONS = ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/
 
 class Failed(Exception):
     """A step failed; the message says what and what to do."""
+
+
+class Refused(Failed):
+    """Nothing was started (a VM runs already): nothing to clean up."""
 
 
 def say(message):
@@ -275,7 +280,7 @@ def inventory_text(state):
 def up(release, memory, cpus, disk, inventory, timeout):
     state = read_state()
     if qemu_alive(state):
-        raise Failed('a VM runs already (%s, pid %d, SSH on 127.0.0.1:%d): run tests/vm/vm.py down first'
+        raise Refused('a VM runs already (%s, pid %d, SSH on 127.0.0.1:%d): run tests/vm/vm.py down first'
                      % (state['release'], state['pid'], state['port']))
     if os.path.exists(RUN):
         down(quiet=True)
@@ -358,7 +363,9 @@ def write_state(state):
 def serial_tail(lines=3):
     try:
         with open(os.path.join(RUN, 'serial.log'), errors='replace') as handle:
-            text = [line.strip() for line in handle.read().splitlines() if line.strip()]
+            text = [' '.join(re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', line).split())
+                    for line in handle.read().splitlines()]
+            text = [line for line in text if line]
     except OSError:
         return '(no serial log)'
     return ' | '.join(text[-lines:]) or '(nothing yet)'
@@ -568,6 +575,8 @@ def main(argv=None):
         elif args.command == 'up':
             try:
                 up(args.release, args.memory, args.cpus, args.disk, args.inventory, args.timeout)
+            except Refused:
+                raise
             except BaseException:
                 say('stopping the VM that did not come up')
                 down(quiet=True)

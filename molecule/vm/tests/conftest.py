@@ -63,10 +63,19 @@ def recap(stdout):
 
 
 def vm(*args, timeout=900):
-    """The harness: (CompletedProcess, seconds)."""
+    """The harness, its lines shown as they come (a boot's progress): (CompletedProcess, seconds)."""
     started = time.monotonic()
-    done = subprocess.run([HARNESS] + list(args), capture_output=True, text=True, timeout=timeout)
-    print(done.stdout, end='', flush=True)
+    with subprocess.Popen([HARNESS] + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True) as process:
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith('vm: '):
+                print(line, end='', flush=True)
+            if time.monotonic() - started > timeout:
+                process.kill()
+        process.wait()
+    done = subprocess.CompletedProcess(process.args, process.returncode, ''.join(lines), '')
     return done, time.monotonic() - started
 
 
