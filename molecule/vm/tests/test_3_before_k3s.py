@@ -4,8 +4,8 @@ the VM's pinned Python set, registries.yaml from mirrors, the learner's
 workdir, kai-lab and the learner's sudo rule; a second run changes nothing.
 What they made is read back in one SSH command."""
 
-import json
 import os
+import re
 
 import pytest
 import yaml
@@ -24,6 +24,12 @@ echo '## workdir'; sudo stat -c '%a %U %n' /root/gsb-kai /root/gsb-kai/.gsb-kai-
 echo '## sudo'; sudo -l -n /usr/local/bin/kai-lab; sudo -l -U debian
 echo '## kai-lab'; timeout 120 /usr/local/bin/kai-lab check queues --lang en; echo "exit $?"
 '''
+
+
+def normal(requirement):
+    """name==version with the name as PyPI compares names (pip freeze says pyasn1_modules, the pins pyasn1-modules)."""
+    name, _, version = requirement.strip().partition('==')
+    return re.sub(r'[-_.]+', '-', name).lower() + '==' + version
 
 
 @pytest.fixture(scope='module')
@@ -57,8 +63,8 @@ def test_a_second_run_changes_nothing(converged):
 def test_the_vms_python_environment_is_exactly_its_pinned_set(converged):
     python = converged['read']['python'][0]
     with open(os.path.join(PINS, 'py%s.txt' % python)) as handle:
-        pins = {line.strip().lower() for line in handle if line.strip() and not line.startswith('#')}
-    frozen = {line.strip().lower() for line in converged['read']['freeze']}
+        pins = {normal(line) for line in handle if line.strip() and not line.startswith('#')}
+    frozen = {normal(line) for line in converged['read']['freeze']}
     frozen = {line for line in frozen if line.split('==')[0] not in ('pip', 'setuptools', 'wheel')}
     assert frozen == pins, {'not pinned': sorted(frozen - pins), 'missing': sorted(pins - frozen)}
 

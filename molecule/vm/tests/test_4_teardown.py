@@ -9,9 +9,11 @@ from conftest import REPO, fatal_messages, harness, phase, run_playbook, snapsho
 def test_teardown_leaves_the_vm_as_it_found_it(pristine):
     done, seconds = run_playbook(REPO + '/playbooks/teardown.yml')
     phase('teardown.yml', seconds)
-    assert done.returncode == 0, '\n'.join(fatal_messages(done.stdout)) or done.stdout[-3000:]
+    # What is left is worth knowing also when teardown failed.
     changed = harness.differences(pristine, snapshot('after-teardown'))
-    assert changed == [], 'teardown left the VM changed:\n' + '\n'.join(changed)
+    failed = [] if done.returncode == 0 else ['teardown failed: ' + ('\n'.join(fatal_messages(done.stdout))
+                                                                    or done.stdout[-3000:])]
+    assert failed + changed == [], '\n'.join(failed + ['teardown left the VM changed:'] + changed)
 
 
 def test_a_second_teardown_passes():
