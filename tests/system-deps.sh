@@ -6,9 +6,11 @@
 # commands set up a fresh machine; .ci/run is just `make test`.
 # As root it installs what is missing (Debian's apt-get). Otherwise it prints
 # one line naming the command to run and goes on: the stages that need the
-# package then fail naming it, and every other stage still runs.
+# package then fail (or, the VM stage, say why they do not run), and every
+# other stage still runs.
 set -euo pipefail
-missing=()
+missing=()   # installed as apt-get installs them
+vm=()        # installed without recommends (QEMU's pull in a desktop's worth)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
   command -v google-chrome >/dev/null 2>&1 || missing+=(chromium)
 command -v sudo >/dev/null 2>&1 || missing+=(sudo)

@@ -243,9 +243,12 @@ def test_unit_runs_the_installed_binary_as_a_server():
 
 def test_restarts_only_through_the_handler():
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
-    assert [h["name"] for h in handlers] == ["Restart k3s"]
+    # "Restart k3s" and what it listens to first: whether k3s's unit is written yet.
+    assert [h["name"] for h in handlers if "systemd_service" in str(h)] == ["Restart k3s"]
+    assert [h.get("listen", h["name"]) for h in handlers] == ["Restart k3s", "Restart k3s"]
+    assert handlers[1]["when"] == "k3s_restart_unit.stat.exists"
     for name in ("main.yml", "download.yml", "airgap.yml", "airgap_checks.yml", "python.yml", "wheels.yml",
-                 "packages.yml", "record.yml", "reachability.yml", "interpreter.yml", "images.yml"):
+                 "packages.yml", "record.yml", "reachability.yml", "interpreter.yml", "images.yml", "registries.yml"):
         for task in _tasks(name):
             text = yaml.safe_dump(task)
             assert "state: restarted" not in text, (name, task.get("name"))

@@ -32,6 +32,10 @@ def _templar(**overrides) -> Templar:
 def _flat(tasks, parents=()):
     for task in tasks:
         yield task, parents
+        # A static import is main.yml's own tasks, in place (tasks/registries.yml).
+        if "ansible.builtin.import_tasks" in task:
+            yield from _flat(yaml.safe_load((K3S / "tasks" / task["ansible.builtin.import_tasks"]).read_text()),
+                             parents + (task,))
         for key in ("block", "rescue", "always"):
             yield from _flat(task.get(key, []), parents + (task,))
 

@@ -1,0 +1,92 @@
+"""The parts of provision before k3s, run for real through the roles' own
+task files (converge.yml): as the sudo user becoming root, Debian's packages,
+the VM's pinned Python set, registries.yaml from mirrors, the learner's
+workdir, kai-lab and the learner's sudo rule; a second run changes nothing.
+What they made is read back in one SSH command."""
+
+import os
+import re
+
+import pytest
+import yaml
+
+from conftest import REPO, SCENARIO, USER, fatal_messages, phase, recap, run_playbook, vm
+
+PINS = os.path.join(REPO, 'roles', 'k3s', 'files', 'constraints')
+MIRRORS = {'docker.io': {'endpoint': ['https://cache.example:5000']},
+           'ghcr.io': {'endpoint': ['https://cache.example:5001']}}
+# Read back as the sudo user, root's files through sudo; one section per fact.
+READ_BACK = r'''
+echo '## python'; /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'
+echo '## freeze'; sudo /opt/gsb-kai-lab/venv/bin/python -m pip freeze --all --disable-pip-version-check
+echo '## registries'; sudo cat /etc/rancher/k3s/registries.yaml; sudo stat -c '%a %U' /etc/rancher/k3s/registries.yaml
+echo '## workdir'; sudo stat -c '%a %U %n' /root/gsb-kai /root/gsb-kai/.gsb-kai-lab
+echo '## sudo'; sudo -l -n /usr/local/bin/kai-lab; sudo -l -U debian
+echo '## kai-lab'; timeout 120 /usr/local/bin/kai-lab check queues --lang en; echo "exit $?"
+'''
+
+
+def normal(requirement):
+    """name==version with the name as PyPI compares names (pip freeze says pyasn1_modules, the pins pyasn1-modules)."""
+    name, _, version = requirement.strip().partition('==')
+    return re.sub(r'[-_.]+', '-', name).lower() + '==' + version
+
+
+@pytest.fixture(scope='module')
+def converged(pristine):
+    first, seconds = run_playbook(SCENARIO + '/converge.yml')
+    phase('the parts before k3s (converge.yml)', seconds)
+    assert first.returncode == 0, '\n'.join(fatal_messages(first.stdout)) or first.stdout[-3000:]
+    second, seconds = run_playbook(SCENARIO + '/converge.yml')
+    phase('the parts before k3s again', seconds)
+    assert second.returncode == 0, '\n'.join(fatal_messages(second.stdout)) or second.stdout[-3000:]
+    done, _ = vm('ssh', READ_BACK)
+    sections, name = {}, None
+    for line in done.stdout.splitlines():
+        if line.startswith('## '):
+            name = line[3:]
+            sections[name] = []
+        elif name:
+            sections[name].append(line)
+    return {'first': first, 'second': second, 'read': sections}
+
+
+def test_become_and_the_whole_set_ran_and_changed_things(converged):
+    assert recap(converged['first'].stdout).get('changed', 0) > 0, converged['first'].stdout[-2000:]
+
+
+def test_a_second_run_changes_nothing(converged):
+    counts = recap(converged['second'].stdout)
+    assert counts.get('changed') == 0, converged['second'].stdout[-3000:]
+
+
+def test_the_vms_python_environment_is_exactly_its_pinned_set(converged):
+    python = converged['read']['python'][0]
+    with open(os.path.join(PINS, 'py%s.txt' % python)) as handle:
+        pins = {normal(line) for line in handle if line.strip() and not line.startswith('#')}
+    frozen = {normal(line) for line in converged['read']['freeze']}
+    frozen = {line for line in frozen if line.split('==')[0] not in ('pip', 'setuptools', 'wheel')}
+    assert frozen == pins, {'not pinned': sorted(frozen - pins), 'missing': sorted(pins - frozen)}
+
+
+def test_registries_yaml_holds_the_mirrors_private_to_root(converged):
+    lines = converged['read']['registries']
+    assert lines[-1] == '600 root', lines
+    assert yaml.safe_load('\n'.join(lines[:-1])) == {'mirrors': MIRRORS}
+
+
+def test_the_learners_workdir_is_private_and_marked(converged):
+    workdir = converged['read']['workdir']
+    assert workdir[0] == '700 root /root/gsb-kai' and workdir[1].endswith(' root /root/gsb-kai/.gsb-kai-lab'), workdir
+
+
+def test_the_learner_may_run_kai_lab_as_root_and_the_rule_is_the_labs(converged):
+    lines = converged['read']['sudo']
+    assert lines[0] == '/usr/local/bin/kai-lab', lines
+    assert any('(root) NOPASSWD: /usr/local/bin/kai-lab' in line for line in lines), lines
+
+
+def test_kai_lab_runs_for_the_learner_and_says_it_could_not_grade_without_a_cluster(converged):
+    lines = converged['read']['kai-lab']
+    assert lines[-1] == 'exit 2', lines
+    assert lines[-2].startswith('could not grade: '), lines
