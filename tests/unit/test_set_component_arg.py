@@ -137,7 +137,7 @@ def test_the_provision_task_passes_the_event_ttl_and_every_tls_setting_in_one_ca
     assert argv[:3] == ["/py", "/role/files/set_component_arg.py", "/c/kwok.yaml"]
     settings = [tuple(argv[i:i + 3]) for i in range(3, len(argv), 3)]
     assert settings[0] == ("kube-apiserver", "event-ttl", "24h")
-    assert len(settings) == 1 + len(variables["sim_cluster_etcd_tls_args"]) + 2
+    assert len(settings) == 1 + len(variables["sim_cluster_etcd_tls_args"]) + 2 + 1
     assert set(SETTINGS) <= set(settings)
     # The controller-manager signs ServiceAccount token Secrets (the learner's account, issue 33) with the key
     # kwokctl gives kube-apiserver to verify them, and puts the cluster's CA in them.
@@ -145,6 +145,8 @@ def test_the_provision_task_passes_the_event_ttl_and_every_tls_setting_in_one_ca
     assert {s for s in settings if s[0] == "kube-controller-manager"} == {
         ("kube-controller-manager", "service-account-private-key-file", f"{pki}/admin.key"),
         ("kube-controller-manager", "root-ca-file", f"{pki}/ca.crt")}
+    # kwok's node lease (40 s, not kwokctl's 200 s): a restarted kwok controller takes the node within seconds.
+    assert ("kwok-controller", "node-lease-duration-seconds", "40") in settings
     assert {setting for setting in settings if setting[1].startswith("peer-")} == {
         ("etcd", "peer-client-cert-auth", "true"), ("etcd", "peer-trusted-ca-file", f"{STATE}/etcd-tls/tls.crt"),
         ("etcd", "peer-cert-file", f"{STATE}/etcd-tls/tls.crt"), ("etcd", "peer-key-file", f"{STATE}/etcd-tls/tls.key")}
