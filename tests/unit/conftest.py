@@ -11,7 +11,8 @@
    served from a recorded snapshot, recording every call, so the solver and the
    grader can run against what the real cluster showed.
 4. Fixtures grade (grade a state and files) and finished_lab (the lab after
-   step 8), used by the tests of the runners and of each step (steps/).
+   step 8), used by the tests of the runners and of each step (steps/), and
+   serve: a local API server (fake_api.py) for a FakeCluster, over HTTP.
 5. Keeps every test away from a learner's lab on the same machine: the sim
    state directory (where the grader's record lives) is a temporary one.
 """
@@ -63,6 +64,8 @@ init_plugin_loader([str(COLLECTION_PATH)])
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError, comparable  # noqa: E402
+
+import fake_api  # noqa: E402  (the local API server of the serve fixture)
 
 QUEUE_API = kai.QUEUE_API
 PODGROUP_API = kai.PODGROUP_API
@@ -129,10 +132,11 @@ class FakeCluster(object):
     calls records every call as a tuple; writes are the apply/patch/delete ones.
     With error set, every call raises ClusterError(error), like an API server
     that cannot be reached. reject maps a kind to an error text raised by apply
-    (an admission denial).
+    (an admission denial). objects: whole objects (each with its apiVersion and
+    kind) held besides the snapshot's.
     """
 
-    def __init__(self, state=None, namespace=NAMESPACE, error=None, reject=None):
+    def __init__(self, state=None, namespace=NAMESPACE, error=None, reject=None, objects=()):
         self.namespace = namespace
         self.error = error
         self.reject = reject or {}
@@ -144,6 +148,8 @@ class FakeCluster(object):
                 self._store(api, kind, obj)
         for obj in (state.get("configmaps") or {}).values():
             self._store("v1", "ConfigMap", obj)
+        for obj in objects:
+            self._store(obj["apiVersion"], obj["kind"], obj)
 
     # ------------------------------------------------------------ storage
     def _key(self, api, kind, name, namespace):
@@ -253,6 +259,23 @@ def _own_sim_state(tmp_path_factory):
 def fake_cluster():
     """FakeCluster, the class: fake_cluster(state) builds one."""
     return FakeCluster
+
+
+@pytest.fixture
+def serve():
+    """serve(cluster=None, raw=None, texts=()) -> a running local API server (fake_api.py) for cluster (a
+    FakeCluster; an empty one by default); stopped after the test."""
+    servers = []
+
+    def start(cluster=None, raw=None, texts=()):
+        server = fake_api.start(cluster or FakeCluster({}), raw, texts)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stopping = True  # what a trickling raw answer watches
+        fake_api.stop(server)
 
 
 @pytest.fixture

@@ -2,16 +2,29 @@
 """A local Kubernetes API server for the tests, over HTTP on 127.0.0.1.
 
 Serves a FakeCluster's objects on the paths the client's table of kinds
-(client/kinds.py) gives them, as the API server answers: a GET of one
+(client/kinds.py) gives them, and the admission policies and their bindings
+on the paths client/access.py reads, as the API server answers: a GET of one
 object, or a list ({"kind": "<Kind>List", "items": [...]}) of one namespace
 or of every namespace, paged by `limit` and `continue` as the API server
-pages. Each request is recorded (server.seen). `raw` maps a path prefix to a
-function writing its own answer (a huge, deep or trickling one): the tests of
-bounded answers use it.
+pages; a POST creates an object (409 when it exists), a PATCH with
+application/apply-patch+yaml applies one (FakeCluster.apply). Its authorizer
+is a table: a (Self)SubjectAccessReview is allowed when server.allowed[user]
+holds (verb, group, resource[/subresource]); user None is the requester's
+own credentials (a SelfSubjectAccessReview).
+
+What a test may set on the running server (each read at every request):
+server.cluster, the objects served; server.allowed, the authorizer's table;
+server.refuse, a path prefix -> (status, message) answered as a Status on
+a connection kept alive (a 403 or a 404 of the API server); server.raw, a
+path prefix -> a function writing its own answer (a huge, deep or trickling
+one) after which the connection is closed without a word (as after an idle
+timeout). Each request is recorded in server.seen as a Request (method, path
+with its query, headers, body parsed, client port: one port a connection).
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,10 +32,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import access
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import KINDS
 
 # path prefix + plural -> (apiVersion, kind, namespaced)
 PLURALS = dict(((prefix, plural), (api, kind, namespaced)) for (api, kind), (prefix, plural, namespaced) in KINDS.items())
+# The admission policies, which access.py reads by their paths (they are no kind of the client's table).
+PLURALS.update((tuple(path.strip("/").rsplit("/", 1)), (access.POLICY_API, kind, False)) for path, kind in (
+    (access.POLICIES, "ValidatingAdmissionPolicy"), (access.BINDINGS, "ValidatingAdmissionPolicyBinding")))
+APPLY = "application/apply-patch+yaml"
+
+Request = collections.namedtuple("Request", "method path headers body port")
 
 
 def route(path):
@@ -46,7 +66,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        self.server.seen.append(self.path)
+        if self._received(None):
+            return
         for prefix, answer in self.server.raw.items():
             if self.path.startswith(prefix):
                 try:
@@ -58,7 +79,7 @@ class Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         where = route(parts.path)
         if where is None:
-            return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+            return self.status(404, "the server could not find the requested resource")
         api, kind, namespace, name = where
         cluster = self.server.cluster
         texts = [t for t in self.server.texts if t[:2] == (api, kind) and (namespace is None or t[2] == namespace)]
@@ -70,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
             if obj is None and kind == "Namespace":
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "uid": "uid-" + name}}
             if obj is None:
-                return self.answer(404, {"kind": "Status", "message": '%s "%s" not found' % (kind, name)})
+                return self.status(404, '%s "%s" not found' % (kind, name))
             return self.answer(200, obj)
         query = parse_qs(parts.query)
         selector = query.get("labelSelector", [None])[0]
@@ -83,6 +104,71 @@ class Handler(BaseHTTPRequestHandler):
         self.server.pages.append((kind, namespace, start, len(page)))
         head = json.dumps({"kind": kind + "List", "apiVersion": api, "metadata": {"continue": more} if more else {}})
         self.answer(200, None, head[:-1] + ', "items": [' + ", ".join(page) + "]}")
+
+    def do_POST(self):
+        body = self._read_body()
+        if self._received(body):
+            return
+        path = urlsplit(self.path).path
+        if path.startswith(access.AUTHORIZATION):
+            return self._review(body)
+        where = route(path)
+        if where is None or where[3] is not None or not isinstance(body, dict):
+            return self.status(404 if where is None else 405, "a POST here creates no object")
+        api, kind, namespace, _ = where
+        meta = body.get("metadata") or {}
+        cluster = self.server.cluster
+        if cluster.objects.get(cluster._key(api, kind, meta.get("name"), namespace)) is not None:
+            return self.status(409, '%s "%s" already exists' % (kind, meta.get("name")))
+        if namespace and not meta.get("namespace"):
+            body = dict(body, metadata=dict(meta, namespace=namespace))
+        self.answer(201, cluster.apply(body)[1])
+
+    def do_PATCH(self):
+        body = self._read_body()
+        if self._received(body):
+            return
+        parts = urlsplit(self.path)
+        where = route(parts.path)
+        if where is None or where[3] is None:
+            return self.status(404 if where is None else 405, "a PATCH here names no object")
+        if self.headers.get("Content-Type") != APPLY:
+            return self.status(415, "this API server applies only (%s)" % APPLY)
+        api, kind, namespace, name = where
+        cluster = self.server.cluster
+        created = cluster.objects.get(cluster._key(api, kind, name, namespace)) is None
+        self.answer(201 if created else 200, cluster.apply(body, dry_run="dryRun" in parse_qs(parts.query))[1])
+
+    def _read_body(self):
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not data:
+            return None
+        return yaml.safe_load(data) if self.headers.get("Content-Type") == APPLY else json.loads(data)
+
+    def _received(self, body):
+        """Records the request; True when it was refused (server.refuse), its answer sent."""
+        self.server.seen.append(Request(self.command, self.path, self.headers, body, self.client_address[1]))
+        for prefix, (status, message) in self.server.refuse.items():
+            if self.path.startswith(prefix):
+                self.status(status, message)
+                return True
+        return False
+
+    def _review(self, body):
+        """The authorizer: server.allowed, a table of (verb, group, resource[/subresource]) for each user."""
+        spec = body["spec"]
+        attrs = spec["resourceAttributes"]
+        key = (attrs["verb"], attrs.get("group", ""),
+               attrs["resource"] + ("/" + attrs["subresource"] if attrs.get("subresource") else ""))
+        allowed = key in self.server.allowed.get(spec.get("user"), set())
+        status = {"allowed": allowed}
+        if allowed:
+            status["reason"] = 'RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y"'
+        self.answer(201, dict(body, status=status))
+
+    def status(self, code, message):
+        """An error answered as the API server does: a Status."""
+        self.answer(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code})
 
     def answer(self, status, obj, text=None):
         data = (json.dumps(obj) if text is None else text).encode()
@@ -100,6 +186,7 @@ def start(cluster, raw=None, texts=()):
     server.cluster = cluster
     server.raw = dict(raw or {})
     server.texts = list(texts)
+    server.allowed, server.refuse = {}, {}
     server.seen = []
     server.pages = []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -119,7 +206,7 @@ def kubeconfig(path, server_url, user=None):
         "apiVersion": "v1", "kind": "Config", "current-context": "lab",
         "clusters": [{"name": "lab", "cluster": {"server": server_url}}],
         "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "lab"}}],
-        "users": [{"name": "lab", "user": user or {"token": "t"}}]}))
+        "users": [{"name": "lab", "user": {"token": "t"} if user is None else user}]}))
     return str(path)
 
 

@@ -43,22 +43,6 @@ TRANSPORTS = {"light": {"token": "t"}, "kubernetes": {"username": "learner", "pa
 DEEP_POD = ("v1", "Pod", "default", "deep", fake_api.deep_object("Pod", "deep", "default"))
 
 
-@pytest.fixture
-def serve(tmp_path):
-    """serve(cluster=None, raw=None, texts=()) -> the running server; stopped after the test."""
-    servers = []
-
-    def start(cluster=None, raw=None, texts=()):
-        server = fake_api.start(cluster or FakeCluster({}), raw, texts)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stopping = True
-        fake_api.stop(server)
-
-
 def connect(tmp_path, server, transport, timeout=TIMEOUT):
     cluster = Cluster(fake_api.kubeconfig(tmp_path / ("kc-" + transport), server.url, TRANSPORTS[transport]),
                       request_timeout=timeout, light=True)
@@ -275,7 +259,7 @@ def test_kai_lab_check_queues_grades_beside_a_deep_pod_in_default(tmp_path, serv
     assert (code, err) == (0, ""), out
     assert "step 1 queues (Queue hierarchy): PASSED" in out.splitlines()
     # Only the lab's namespace and the cluster's queues: never the pods of every namespace.
-    assert not [path for path in server.seen if path.startswith("/api/v1/pods")]
+    assert not [seen for seen in server.seen if seen.path.startswith("/api/v1/pods")]
 
 
 def test_step_8_beside_a_deep_pod_is_unverified_naming_the_pod(tmp_path, serve):
@@ -290,7 +274,7 @@ def test_step_8_beside_a_deep_pod_is_unverified_naming_the_pod(tmp_path, serve):
                                         "cannot list Pod in every namespace: Pod default/deep nests more than 100 "
                                         "levels deep")
     assert values["hint"].startswith("Remove or fix what the message names")
-    assert "/api/v1/pods?limit=500" in server.seen
+    assert "/api/v1/pods?limit=500" in [seen.path for seen in server.seen]
 
 
 def test_the_whole_grade_beside_a_deep_configmap_in_the_lab_namespace_names_it(tmp_path, serve):

@@ -4,22 +4,20 @@
 At each grade the grader asks the API server, one SubjectAccessReview per
 kind of evidence, whether the learner's identity may write it, and reads the
 admission policies and the lab namespace's Pod Security label. Served here
-by a local HTTP API server (as in test_k8s_light.py) whose authorizer is a
-table and whose policies are the ones the role renders
-(test_learner_access.py); the real API server answers the same questions in
-molecule/learner.
+by the local API server (fake_api.py) whose authorizer is a table and whose
+policies are the ones the role renders (test_learner_access.py); the real
+API server answers the same questions in molecule/learner.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import yaml
 
+import fake_api
+from conftest import FakeCluster
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import access
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import class_report, output, protection
 
@@ -30,74 +28,29 @@ POLICIES = ["gsb-kai-lab-learner-queues", "gsb-kai-lab-learner-pods", "gsb-kai-l
 SETTINGS = {"namespace": "kai-lab", "learner_identity": IDENTITY, "learner_policies": POLICIES}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+def learner_objects():
+    """What the role applies for a learner (the sim's KAI v0.12.0), by kind."""
+    return by_kind(render(kai_lab_learner_user="learner"))
 
-    def log_message(self, *args):
-        pass
 
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.seen.append(("POST", self.path, body, self.client_address[1]))
-        if self.server.forbid_reviews:
-            return self.answer(403, {"kind": "Status", "message": "subjectaccessreviews is forbidden", "code": 403})
-        spec = body["spec"]
-        attrs = spec["resourceAttributes"]
-        key = (attrs["verb"], attrs.get("group", ""), attrs["resource"] + ("/" + attrs["subresource"]
-                                                                          if attrs.get("subresource") else ""))
-        allowed = key in self.server.allowed.get(spec.get("user"), set())
-        status = {"allowed": allowed}
-        if allowed:
-            status["reason"] = 'RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y"'
-        self.answer(201, dict(body, status=status))
-
-    def do_GET(self):
-        self.server.seen.append(("GET", self.path, None, self.client_address[1]))
-        path = self.path.split("?")[0]
-        if path.endswith("/validatingadmissionpolicies"):
-            self.answer(200, {"items": self.server.objects.get("ValidatingAdmissionPolicy", [])})
-        elif path.endswith("/validatingadmissionpolicybindings"):
-            self.answer(200, {"items": self.server.objects.get("ValidatingAdmissionPolicyBinding", [])})
-        elif path == "/api/v1/namespaces/kai-lab":
-            self.answer(200, self.server.objects["Namespace"][0])
-        else:
-            self.answer(404, {"kind": "Status", "message": "not found", "code": 404})
-
-    def answer(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+def holding(objects):
+    """A FakeCluster holding objects (by kind)."""
+    return FakeCluster(objects=[obj for kind in objects.values() for obj in kind])
 
 
 @pytest.fixture
-def api_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.seen, server.allowed, server.forbid_reviews = [], {}, False
-    # What the role applies for a learner (the sim's KAI v0.12.0).
-    server.objects = by_kind(render(kai_lab_learner_user="learner"))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def api_server(serve):
+    return serve(holding(learner_objects()))
 
 
 @pytest.fixture
 def cluster(tmp_path, api_server):
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "lab",
-        "clusters": [{"name": "lab", "cluster": {"server": "http://127.0.0.1:%d" % api_server.server_address[1]}}],
-        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "admin"}}],
-        "users": [{"name": "admin", "user": {"token": "admin"}}]}))
-    return Cluster(str(path), request_timeout=3, light=True)
+    return Cluster(fake_api.kubeconfig(tmp_path / "kubeconfig", api_server.url, {"token": "admin"}), request_timeout=3,
+                   light=True)
 
 
 def reviews(server):
-    return [seen[2]["spec"] for seen in server.seen if seen[0] == "POST"]
+    return [seen.body["spec"] for seen in server.seen if seen.method == "POST"]
 
 
 def test_a_learner_who_may_write_none_of_it_is_protected(api_server, cluster):
@@ -119,7 +72,7 @@ def test_a_learner_who_may_write_none_of_it_is_protected(api_server, cluster):
         ("create", "", "pods", "binding"), ("update", "", "pods", "")]
     # KAI v0.12.0 makes no gang of a Job: the learner's own PodGroup is step 5's form, not asked about.
     # Seven reviews and three reads, one kept-alive connection.
-    assert len(api_server.seen) == 10 and len(set(seen[3] for seen in api_server.seen)) == 1
+    assert len(api_server.seen) == 10 and len(set(seen.port for seen in api_server.seen)) == 1
 
 
 def test_where_kai_makes_the_gang_a_learners_podgroup_create_is_a_hole(api_server, cluster):
@@ -152,7 +105,7 @@ def test_a_root_learner_with_the_labs_kubeconfig_is_asked_about_as_the_grader_an
                                                   "podgroups.status", "pods.binding", "pods.update"]
     assert result["line"].startswith("KAI's word is NOT protected: the learner (the lab's own kubeconfig) may use "
                                      "the lab's own kubeconfig (no Kubernetes identity of its own: kai_lab_learner_user)")
-    assert {seen[1] for seen in api_server.seen} == {"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"}
+    assert {seen.path for seen in api_server.seen} == {"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"}
     assert all("user" not in spec and "groups" not in spec for spec in reviews(api_server))
 
 
@@ -166,13 +119,15 @@ def test_a_root_learner_with_the_labs_kubeconfig_is_asked_about_as_the_grader_an
     (lambda o: o["Namespace"][0]["metadata"].pop("labels"), "pod_security"),
 ])
 def test_a_policy_or_the_pod_security_label_not_in_place_is_named(api_server, cluster, change, hold):
-    change(api_server.objects)
+    objects = learner_objects()
+    change(objects)
+    api_server.cluster = holding(objects)
     result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
     assert result["protected"] is False and [h["id"] for h in result["holds"]] == [hold]
 
 
 def test_an_api_server_that_refuses_the_question_leaves_the_grade_unprotected_saying_why(api_server, cluster):
-    api_server.forbid_reviews = True
+    api_server.refuse[access.AUTHORIZATION + "subjectaccessreviews"] = (403, "subjectaccessreviews is forbidden")
     result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
     assert result["protected"] is False
     assert result["error"] == "cannot ask the API server (SubjectAccessReview): 403 subjectaccessreviews is forbidden"

@@ -1,14 +1,19 @@
-"""Shared fixtures for the sim scenarios' testinfra checks."""
+"""Shared fixtures for the sim scenarios' testinfra checks (molecule/mistakes links this file); what
+every scenario's checks share is in tests/molecule_common.py."""
 
 import importlib.util
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+sys.path.append(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests')))
+# What the tests import from here comes from there too.
+from molecule_common import (REPO, kai_lab_command, run_playbook, sim_kubeconfig, sim_kubectl,  # noqa: E402,F401
+                             sim_state)
 
 
 def _kai_profiles():
@@ -27,30 +32,12 @@ def sim_ports(base=None):
     return kai_profiles.sim_ports(base or os.environ.get('KAI_LAB_SIM_PORT_BASE') or 16300)
 
 
-def sim_state():
-    return os.environ.get('KAI_LAB_SIM_STATE') or os.path.expanduser('~/.local/state/gsb-kai-lab/sim')
-
-
-def sim_kubectl():
-    """The sim's own kubectl link: a test sim links none on PATH."""
-    return os.path.join(sim_state(), 'kubectl')
-
-
-def kai_lab_command():
-    """The learner's check command provision installed: a sim with its own state directory has its own."""
-    return os.path.join(sim_state(), 'kai-lab')
-
-
 def run_kai_lab(*args, timeout=60):
     """kai-lab args, in English: (CompletedProcess, seconds it took)."""
     started = time.monotonic()
     done = subprocess.run([kai_lab_command()] + list(args) + ['--lang', 'en'], capture_output=True, text=True,
                           timeout=timeout)
     return done, time.monotonic() - started
-
-
-def sim_kubeconfig():
-    return os.path.join(sim_state(), 'kwok', 'clusters', 'kai-lab', 'kubeconfig.yaml')
 
 
 @pytest.fixture(scope='session')
@@ -66,16 +53,6 @@ def kubectl(host):
         assert cmd.rc == 0, cmd.stderr
         return json.loads(cmd.stdout)
     return run
-
-
-def run_playbook(name, *extra, timeout=300):
-    """Run one of the collection's playbooks against the scenario's lab."""
-    # The directory, as molecule passes it: host and group vars live beside the file.
-    inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
-    # Plain text to assert on: molecule forces colour for its own runs.
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1')
-    cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
-    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope='session')

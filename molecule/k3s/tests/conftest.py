@@ -4,11 +4,13 @@ playbooks run from the control host against the VM."""
 
 import json
 import os
-import subprocess
+import sys
 
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+sys.path.append(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests')))
+import molecule_common  # noqa: E402  (tests/molecule_common.py: what every scenario's checks share)
+
 WORKDIR = '/root/gsb-kai'
 VENV_PYTHON = '/opt/gsb-kai-lab/venv/bin/python'
 # The SSH user (molecule.yml's inventory): root, or a user with sudo.
@@ -46,10 +48,7 @@ def lab_inventory(directory):
 
 
 def run_playbook(name, inventory, *extra, timeout=900):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0',
-               ANSIBLE_NOCOLOR='1')
-    cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
-    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    return molecule_common.run_playbook(name, *extra, inventory=inventory, timeout=timeout)
 
 
 @pytest.fixture(scope='session')

@@ -4,17 +4,17 @@ import json
 import os
 import pwd
 import subprocess
+import sys
 
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+sys.path.append(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests')))
+# What the tests import from here comes from there too.
+from molecule_common import kai_lab_command, run_playbook, sim_kubeconfig, sim_kubectl  # noqa: E402,F401
+
 LEARNER = 'gsb-learner'
 NS = 'kai-lab'
 IDENTITY = 'system:serviceaccount:kai-lab-learner:learner'
-
-
-def sim_state():
-    return os.environ.get('KAI_LAB_SIM_STATE') or os.path.expanduser('~/.local/state/gsb-kai-lab/sim')
 
 
 def home():
@@ -23,15 +23,6 @@ def home():
 
 def workdir():
     return os.path.join(home(), 'gsb-kai')
-
-
-def kai_lab_command():
-    """The learner's check command: a sim with its own state directory has its own."""
-    return os.path.join(sim_state(), 'kai-lab')
-
-
-def admin_kubeconfig():
-    return os.path.join(sim_state(), 'kwok', 'clusters', 'kai-lab', 'kubeconfig.yaml')
 
 
 def as_learner(*argv, stdin=None, timeout=60):
@@ -46,17 +37,10 @@ def kubectl(*args, stdin=None):
 
 
 def admin_kubectl(*args):
-    done = subprocess.run([os.path.join(sim_state(), 'kubectl'), '--kubeconfig', admin_kubeconfig()] + list(args)
-                          + ['-o', 'json'], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sim_kubectl(), '--kubeconfig', sim_kubeconfig()] + list(args) + ['-o', 'json'],
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def run_playbook(name, *extra, timeout=300):
-    inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1')
-    cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
-    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope='session')
