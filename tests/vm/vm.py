@@ -43,7 +43,8 @@ CACHE = os.path.join(os.environ.get('KAI_LAB_CACHE') or os.path.expanduser('~/.c
 RUN = os.path.join(CACHE, 'run')
 STATE = os.path.join(RUN, 'vm.json')
 RELEASES = {'bookworm': '12', 'trixie': '13'}
-DEFAULT_RELEASE = 'bookworm'
+# The release make test's VM stage boots unless KAI_LAB_VM_RELEASES says otherwise (tests/molecule.sh).
+DEFAULT_RELEASE = 'trixie'
 PACKAGES = ['systemd-sysv', 'udev', 'dbus', 'linux-image-amd64', 'initramfs-tools', 'openssh-server', 'sudo',
             'python3', 'python3-venv', 'ca-certificates', 'iproute2', 'netbase', 'kmod']
 USER = 'debian'
@@ -541,9 +542,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     commands = parser.add_subparsers(dest='command', required=True)
     commands.add_parser('check', help='say whether this machine can boot the VM')
+    commands.add_parser('default-release', help='print the release booted unless one is named')
     for name in ('build', 'up'):
         sub = commands.add_parser(name)
-        sub.add_argument('--release', default=os.environ.get('KAI_LAB_VM_RELEASE', DEFAULT_RELEASE),
+        sub.add_argument('--release', default=os.environ.get('KAI_LAB_VM_RELEASE') or DEFAULT_RELEASE,
                          choices=sorted(RELEASES))
         if name == 'up':
             sub.add_argument('--memory', type=int, default=DEFAULT_MEMORY, help='MiB (default %(default)s)')
@@ -570,6 +572,9 @@ def main(argv=None):
             why = check()
             print('VM stage: ' + ('runs (%s)' % accelerator()[1] if why is None else 'cannot run here: ' + why))
             return 0 if why is None else 3
+        if args.command == 'default-release':
+            print(DEFAULT_RELEASE)
+            return 0
         if args.command == 'build':
             build(args.release)
         elif args.command == 'up':

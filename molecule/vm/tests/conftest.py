@@ -16,12 +16,11 @@ SCENARIO = os.path.join(REPO, 'molecule', 'vm')
 HARNESS = os.path.join(REPO, 'tests', 'vm', 'vm.py')
 EPHEMERAL = os.environ.get('MOLECULE_EPHEMERAL_DIRECTORY', '')
 INVENTORY = os.path.join(EPHEMERAL, 'inventory')
-RELEASE = os.environ.get('KAI_LAB_VM_RELEASE') or 'bookworm'
-USER = 'debian'
 
 _spec = importlib.util.spec_from_file_location('vm_harness', HARNESS)
 harness = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(harness)
+RELEASE = os.environ.get('KAI_LAB_VM_RELEASE') or harness.DEFAULT_RELEASE
 
 pytestmark = pytest.mark.skipif(not EPHEMERAL, reason='run by molecule (tests/molecule.sh), which boots the VM')
 

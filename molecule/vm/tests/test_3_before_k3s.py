@@ -2,7 +2,9 @@
 task files (converge.yml): as the sudo user becoming root, Debian's packages,
 the VM's pinned Python set, registries.yaml from mirrors, the learner's
 workdir, kai-lab and the learner's sudo rule; a second run changes nothing.
-What they made is read back in one SSH command."""
+The learner is a login of its own without sudo (create made it, as the guide
+tells an instructor to): it owns its workdir and may run kai-lab as root and
+nothing else. What they made is read back in one SSH command."""
 
 import os
 import re
@@ -10,7 +12,7 @@ import re
 import pytest
 import yaml
 
-from conftest import REPO, SCENARIO, USER, fatal_messages, phase, recap, run_playbook, vm
+from conftest import REPO, SCENARIO, fatal_messages, phase, recap, run_playbook, vm
 
 PINS = os.path.join(REPO, 'roles', 'k3s', 'files', 'constraints')
 MIRRORS = {'docker.io': {'endpoint': ['https://cache.example:5000']},
@@ -20,9 +22,10 @@ READ_BACK = r'''
 echo '## python'; /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'
 echo '## freeze'; sudo /opt/gsb-kai-lab/venv/bin/python -m pip freeze --all --disable-pip-version-check
 echo '## registries'; sudo cat /etc/rancher/k3s/registries.yaml; sudo stat -c '%a %U' /etc/rancher/k3s/registries.yaml
-echo '## workdir'; sudo stat -c '%a %U %n' /root/gsb-kai /root/gsb-kai/.gsb-kai-lab
-echo '## sudo'; sudo -l -n /usr/local/bin/kai-lab; sudo -l -U debian
-echo '## kai-lab'; timeout 120 /usr/local/bin/kai-lab check queues --lang en; echo "exit $?"
+echo '## workdir'; sudo stat -c '%a %U %n' /home/learner/gsb-kai /home/learner/gsb-kai/.gsb-kai-lab
+echo '## sudo'; sudo -l -U learner
+echo '## kai-lab'; sudo -u learner -i timeout 120 sudo -n /usr/local/bin/kai-lab check queues --lang en; echo "exit $?"
+echo '## other sudo'; sudo -u learner -i sudo -n true; echo "exit $?"
 '''
 
 
@@ -75,18 +78,25 @@ def test_registries_yaml_holds_the_mirrors_private_to_root(converged):
     assert yaml.safe_load('\n'.join(lines[:-1])) == {'mirrors': MIRRORS}
 
 
-def test_the_learners_workdir_is_private_and_marked(converged):
+def test_the_learners_workdir_is_its_own_private_and_marked(converged):
     workdir = converged['read']['workdir']
-    assert workdir[0] == '700 root /root/gsb-kai' and workdir[1].endswith(' root /root/gsb-kai/.gsb-kai-lab'), workdir
+    assert workdir[0] == '700 learner /home/learner/gsb-kai', workdir
+    assert workdir[1].endswith(' learner /home/learner/gsb-kai/.gsb-kai-lab'), workdir
 
 
-def test_the_learner_may_run_kai_lab_as_root_and_the_rule_is_the_labs(converged):
+def test_the_learners_one_sudo_rule_is_kai_lab_as_root(converged):
     lines = converged['read']['sudo']
-    assert lines[0] == '/usr/local/bin/kai-lab', lines
-    assert any('(root) NOPASSWD: /usr/local/bin/kai-lab' in line for line in lines), lines
+    start = next(i for i, line in enumerate(lines) if 'may run the following commands' in line)
+    rules = [line.strip() for line in lines[start + 1:] if line.strip()]
+    assert rules == ['(root) NOPASSWD: /usr/local/bin/kai-lab'], lines
 
 
-def test_kai_lab_runs_for_the_learner_and_says_it_could_not_grade_without_a_cluster(converged):
+def test_the_learner_runs_kai_lab_which_says_it_could_not_grade_without_a_cluster(converged):
     lines = converged['read']['kai-lab']
     assert lines[-1] == 'exit 2', lines
     assert lines[-2].startswith('could not grade: '), lines
+
+
+def test_the_learner_may_run_nothing_else_as_root(converged):
+    lines = converged['read']['other sudo']
+    assert lines[-1] != 'exit 0' and any('password is required' in line for line in lines), lines
