@@ -13,10 +13,11 @@
 # removed by the scenario; sudo must be installed: tests/system-deps.sh).
 #
 # vm runs the k3s target on a Debian VM this machine builds and boots
-# (tests/vm/vm.py, molecule/vm), once per release of KAI_LAB_VM_RELEASES
-# ("bookworm", "trixie" or both); unset, one line says it did not run. Where
-# the machine cannot boot the VM (no QEMU, not root, too little memory or
-# disk), one line says why and vm does not run.
+# (tests/vm/vm.py, molecule/vm), once per release of KAI_LAB_VM_RELEASES:
+# the harness's default (tests/vm/vm.py default-release: trixie, Debian 13)
+# unless set, "bookworm" (Debian 12), "trixie", "bookworm trixie"
+# for both, "none" for no VM. Where the machine cannot boot the VM (no QEMU,
+# not root, too little memory or disk), one line says why and vm does not run.
 #
 # KAI_LAB_SCENARIOS="k3s" (or "mistakes default", "vm", ...) runs only those;
 # KAI_LAB_SCENARIOS=none runs none (only the k3s scenario's offline checks below).
@@ -52,10 +53,9 @@ own_kai() {
 }
 
 scenarios=(mistakes default learner)
-# The VM stage is opt-in until it has run green on this main (issue 36): its
-# first runs were before the k3s role's preflight and teardown fixes.
-if [ -z "${KAI_LAB_VM_RELEASES:-}" ]; then
-  echo "molecule vm scenario: not run (set KAI_LAB_VM_RELEASES=bookworm, or \"bookworm trixie\", to build and boot a Debian VM for it)"
+vm_releases=${KAI_LAB_VM_RELEASES:-$(tests/vm/vm.py default-release)}
+if [ "$vm_releases" = none ]; then
+  echo "molecule vm scenario: not run (KAI_LAB_VM_RELEASES=none; \"trixie\", \"bookworm\" or both boot a Debian VM for it)"
 elif why=$(tests/vm/vm.py check); then
   scenarios+=(vm)
   echo "molecule vm scenario: ${why#VM stage: }"
@@ -84,7 +84,7 @@ for scenario in "${scenarios[@]+"${scenarios[@]}"}"; do
   [ "$scenario" = default ] && own_kai
   releases=(-)
   if [ "$scenario" = vm ]; then
-    read -r -a releases <<<"${KAI_LAB_VM_RELEASES:-bookworm}"
+    read -r -a releases <<<"$vm_releases"
     # Whatever ends this script, the VM stops (molecule's destroy does it too).
     trap 'tests/vm/vm.py down >/dev/null 2>&1' EXIT
   fi
