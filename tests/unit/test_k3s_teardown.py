@@ -204,8 +204,23 @@ def test_provision_records_the_packages_it_installed_and_the_kube_directories_it
     assert stock["k3s_made_now"] == {"packages": [], "paths": []}
 
 
+def _in_order(name):
+    """A task file's tasks as Ansible runs them: blocks and static imports in place."""
+    for task in _tasks(name):
+        if "ansible.builtin.import_tasks" in task:
+            yield from _in_order(task["ansible.builtin.import_tasks"])
+            continue
+        yield task
+        for key in ("block", "rescue", "always"):
+            for inner in task.get(key, []):
+                if "ansible.builtin.import_tasks" in inner:
+                    yield from _in_order(inner["ansible.builtin.import_tasks"])
+                else:
+                    yield inner
+
+
 def test_the_provision_reads_the_record_and_writes_it_after_the_packages():
-    main = _tasks("main.yml")
+    main = list(_in_order("main.yml"))
     setup = main[0]["ansible.builtin.setup"]
     assert setup["fact_path"] == "{{ k3s_made_facts_dir }}"
     names = [t.get("ansible.builtin.include_tasks", {}).get("file") for t in main
