@@ -81,7 +81,8 @@ def test_registries_yaml_holds_the_mirrors_private_to_root(converged):
 def test_the_learners_workdir_is_its_own_private_and_marked(converged):
     workdir = converged['read']['workdir']
     assert workdir[0] == '700 learner /home/learner/gsb-kai', workdir
-    assert workdir[1].endswith(' learner /home/learner/gsb-kai/.gsb-kai-lab'), workdir
+    # The lab's mark in it stays root's (written by provision, 0600).
+    assert workdir[1] == '600 root /home/learner/gsb-kai/.gsb-kai-lab', workdir
 
 
 def test_the_learners_one_sudo_rule_is_kai_lab_as_root(converged):
