@@ -136,3 +136,99 @@ def deep_object(kind, name, namespace, depth=1500):
     field = ', "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": %s}]}' % nested(depth)
     meta_end = head.index("}")  # the end of metadata: its fields hold no object
     return head[:meta_end] + field + head[meta_end + 1:]
+
+
+# ---------------------------------------------------------------- recorded lists by path
+
+# The plurals the API server serves cluster-wide only (its discovery says namespaced: false): a list of one
+# of these under /namespaces/<ns>/ is a 404, as there.
+CLUSTER_SCOPED_PLURALS = {
+    "namespaces", "nodes", "clusterroles", "clusterrolebindings", "priorityclasses", "queues", "configs",
+    "schedulingshards", "customresourcedefinitions", "mutatingwebhookconfigurations",
+    "validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+}
+TABLE = "as=Table"
+
+
+def _split(path):
+    """(cluster-wide list path, namespace, name) of an API path, or None when it is no list or object path."""
+    parts = [p for p in path.strip("/").split("/") if p]
+    prefix_len = 2 if parts[:1] == ["api"] else 3
+    prefix, rest = parts[:prefix_len], parts[prefix_len:]
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 2:
+        return None
+    return "/" + "/".join(prefix + [rest[0]]), namespace, (rest[1] if len(rest) > 1 else None)
+
+
+class RecordedHandler(Handler):
+    """Answers from recorded lists keyed by their cluster-wide path (as sim_state.list_path gives them), as
+    the API server does: a list of every namespace or of one, one object, or a Table of names (kubectl's
+    `Accept: application/json;as=Table`, with includeObject=None: the names only)."""
+
+    def do_GET(self):
+        self.server.seen.append(self.path)
+        parts = urlsplit(self.path)
+        where = _split(parts.path)
+        if where is None:
+            return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+        path, namespace, name = where
+        plural = path.rsplit("/", 1)[1]
+        if namespace is not None and plural in CLUSTER_SCOPED_PLURALS:
+            return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+        entries = [(obj.get("metadata") or {}, json.dumps(obj)) for obj in self.server.lists.get(path, [])]
+        entries += [({"namespace": ns, "name": n}, text) for p, ns, n, text in self.server.texts if p == path]
+        entries = [(meta, text) for meta, text in entries if namespace is None or meta.get("namespace") == namespace]
+        if name is not None:
+            for meta, text in entries:
+                if meta.get("name") == name:
+                    return self.answer(200, None, text)
+            return self.answer(404, {"kind": "Status", "message": 'not found: "%s"' % name})
+        self.server.pages.append((path, namespace))
+        if TABLE in (self.headers.get("Accept") or ""):
+            assert parse_qs(parts.query).get("includeObject") == ["None"], "a Table of names only"
+            return self.answer(200, {
+                "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
+                "columnDefinitions": [{"name": "Name", "type": "string", "format": "name"},
+                                      {"name": "Age", "type": "string", "format": ""}],
+                "rows": [{"cells": [meta.get("name"), "1d"]} for meta, _ in entries]})
+        head = json.dumps({"kind": "List", "apiVersion": "v1", "metadata": {}})
+        self.answer(200, None, head[:-1] + ', "items": [' + ", ".join(text for _, text in entries) + "]}")
+
+
+def start_recorded(lists, texts=()):
+    """A running server answering from lists (cluster-wide list path -> items) and texts ((cluster-wide list
+    path, namespace, name, JSON text): objects given as text, a deep or huge one); stop it with stop(server)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordedHandler)
+    server.daemon_threads = True
+    server.lists = lists
+    server.texts = list(texts)
+    server.raw = {}
+    server.seen = []
+    server.pages = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = "http://127.0.0.1:%d" % server.server_address[1]
+    return server
+
+
+def recorded_answer(lists, path):
+    """What the API server answers a GET of path from lists (cluster-wide list path -> items), in-process: the
+    stand-in clusters of the sim's state tests. A cluster-wide kind under /namespaces/ is a 404 (ApiException)."""
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ApiException
+    where = _split(path.split("?")[0])
+    if where is None:
+        raise ApiException(404, "Not Found")
+    listed, namespace, name = where
+    if namespace is not None and listed.rsplit("/", 1)[1] in CLUSTER_SCOPED_PLURALS:
+        raise ApiException(404, "Not Found")
+    items = [item for item in lists.get(listed, [])
+             if namespace is None or (item.get("metadata") or {}).get("namespace") == namespace]
+    if name is None:
+        return {"items": items}
+    for item in items:
+        if (item.get("metadata") or {}).get("name") == name:
+            return item
+    raise ApiException(404, "Not Found")
