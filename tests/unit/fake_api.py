@@ -13,6 +13,7 @@ bounded answers use it.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -178,9 +179,11 @@ class RecordedHandler(Handler):
         plural = path.rsplit("/", 1)[1]
         if namespace is not None and plural in CLUSTER_SCOPED_PLURALS:
             return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
-        entries = [(obj.get("metadata") or {}, json.dumps(obj)) for obj in self.server.lists.get(path, [])]
-        entries += [({"namespace": ns, "name": n}, text) for p, ns, n, text in self.server.texts if p == path]
-        entries = [(meta, text) for meta, text in entries if namespace is None or meta.get("namespace") == namespace]
+        entries = [(meta, text) for meta, text in self.entries(path)
+                   if namespace is None or meta.get("namespace") == namespace]
+        selector = parse_qs(parts.query).get("labelSelector", [None])[0]
+        if selector and name is None:
+            entries = [(meta, text) for meta, text in entries if selected(meta.get("labels") or {}, selector)]
         if name is not None:
             for meta, text in entries:
                 if meta.get("name") == name:
@@ -198,9 +201,51 @@ class RecordedHandler(Handler):
         self.answer(200, None, head[:-1] + ', "items": [' + ", ".join(text for _, text in entries) + "]}")
 
 
+    def entries(self, path):
+        """(metadata, JSON text) of every object of a cluster-wide list path; a text's metadata as given with it."""
+        found = [(obj.get("metadata") or {}, json.dumps(obj)) for obj in self.server.lists.get(path, [])]
+        for entry in self.server.texts:
+            if entry[0] == path:
+                found.append(({"namespace": entry[1], "name": entry[2], "labels": (entry[4:] or [{}])[0]}, entry[3]))
+        return found
+
+    def do_DELETE(self):
+        self.server.seen.append("DELETE " + self.path)
+        where = _split(urlsplit(self.path).path)
+        if where is None or where[2] is None:
+            return self.answer(405, {"kind": "Status", "message": "only one object is deleted here"})
+        path, namespace, name = where
+
+        def this(meta):
+            return meta.get("name") == name and meta.get("namespace") == namespace
+        before = len(self.server.lists.get(path, [])) + len(self.server.texts)
+        self.server.lists[path] = [o for o in self.server.lists.get(path, []) if not this(o.get("metadata") or {})]
+        self.server.texts = [t for t in self.server.texts if not (t[0] == path and this({"name": t[2], "namespace": t[1]}))]
+        if len(self.server.lists[path]) + len(self.server.texts) == before:
+            return self.answer(404, {"kind": "Status", "message": 'not found: "%s"' % name})
+        self.server.deleted.append((path, namespace, name))
+        self.answer(200, {"kind": "Status", "status": "Success"})
+
+
+def selected(labels, selector):
+    """Whether labels match a label selector of "key=value" and "key in (a,b)" terms, as the API server matches."""
+    for term in re.findall(r"[^,(]+(?:\([^)]*\))?", selector):
+        term = term.strip()
+        if " in (" in term:
+            key, values = term.split(" in (", 1)
+            if labels.get(key.strip()) not in [v.strip() for v in values.rstrip(")").split(",")]:
+                return False
+        elif "=" in term:
+            key, value = term.split("=", 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+    return True
+
+
 def start_recorded(lists, texts=()):
     """A running server answering from lists (cluster-wide list path -> items) and texts ((cluster-wide list
-    path, namespace, name, JSON text): objects given as text, a deep or huge one); stop it with stop(server)."""
+    path, namespace, name, JSON text[, labels]): objects given as text, a deep or huge one); stop it with
+    stop(server). It deletes too (server.deleted: (path, namespace, name) of each)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), RecordedHandler)
     server.daemon_threads = True
     server.lists = lists
@@ -208,6 +253,7 @@ def start_recorded(lists, texts=()):
     server.raw = {}
     server.seen = []
     server.pages = []
+    server.deleted = []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     server.url = "http://127.0.0.1:%d" % server.server_address[1]

@@ -41,9 +41,11 @@ def reason(exc, what):
     return text[len(head):] if text.startswith(head) else text
 
 
-def table_names(cluster, path, what):
-    """The names of the objects at a list path, from the API server's Table of it without the objects."""
-    table = cluster.request('GET', path, {'includeObject': 'None'}, what='%s (names only)' % what, accept=TABLE)
+def table_names(cluster, path, what, query=None):
+    """The names of the objects at a list path (query: its labelSelector), from the API server's Table of it
+    without the objects."""
+    table = cluster.request('GET', path, dict(query or {}, includeObject='None'), what='%s (names only)' % what,
+                            accept=TABLE)
     if not isinstance(table, dict) or table.get('kind') != 'Table':
         raise UnreadableAnswer('cannot %s: the API server gave no Table of the names' % what)
     columns = table.get('columnDefinitions') or []
@@ -81,13 +83,13 @@ def read_each(cluster, path, kind, names, shown=None):
     return items, unreadable
 
 
-def list_readable(cluster, path, kind, names=None, shown=None):
+def list_readable(cluster, path, kind, names=None, shown=None, query=None):
     """(objects, {name: why it cannot be read}) of the list at path (one namespace's, or a cluster-wide
-    kind's): in one request, or when that answer is out of bounds, one by one (names: only these are
-    wanted). shown: the namespace, as messages name it."""
+    kind's; query: its labelSelector): in one request, or when that answer is out of bounds, one by one
+    (names: only these are wanted). shown: the namespace, as messages name it."""
     what = 'list %s%s' % (kind, ' in %s' % shown if shown else '')
     try:
-        listed = cluster.request('GET', path, what=what, kind=kind)
+        listed = cluster.request('GET', path, query, what=what, kind=kind)
     except UnreadableAnswer as exc:
         refused = exc
     else:
@@ -97,7 +99,7 @@ def list_readable(cluster, path, kind, names=None, shown=None):
             items = [item for item in items if name_of(item) in wanted]
         return items, {}
     if names is None:
-        names = table_names(cluster, path, what)
+        names = table_names(cluster, path, what, query)
         if len(names) > MAX_ONE_BY_ONE:
             raise refused
     return read_each(cluster, path, kind, names, shown)
