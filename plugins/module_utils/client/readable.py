@@ -8,10 +8,12 @@ Layer: the cluster client; imports nothing of the collection but its own package
 A list is one answer: one object in it nested deeper than the client reads,
 or the whole list larger than one answer (client/answer.py), and the list
 is refused. Where the lab must go on past objects it does not own (the
-sim's record and state check, reset), the objects are then read one by
-one: those it names, or every name of the API server's Table of the list
-(what kubectl get asks for, here without the objects: names only, no field
-of any object). Each object that cannot be read is named with why; any
+sim's record and state check, reset, the readiness gate's count of free
+GPUs), the objects are then read one by one: those it names, or every name
+of the API server's Table of the list (what kubectl get asks for, here
+without the objects: names only, no field of any object); a namespaced
+kind in every namespace is then listed one namespace after the other
+(list_everywhere). Each object that cannot be read is named with why; any
 other error is the list's own.
 """
 
@@ -21,7 +23,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
     ApiException, ClusterError, InvalidName, UnreadableAnswer, api_error)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import path_segment
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import kind_path, path_segment
 
 # The API server's Table of a list (meta.k8s.io/v1), as kubectl asks for it.
 TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io'
@@ -103,3 +105,23 @@ def list_readable(cluster, path, kind, names=None, shown=None, query=None):
         if len(names) > MAX_ONE_BY_ONE:
             raise refused
     return read_each(cluster, path, kind, names, shown)
+
+
+def list_everywhere(cluster, api_version, kind, label_selector=None):
+    """(the objects of a namespaced kind in every namespace, [(namespace, name, why)] of those that cannot be
+    read): one paged list (cluster.list), or when one object puts it out of bounds, one list per namespace, and
+    in a namespace whose list is out of bounds, each object by its name (those label_selector selects)."""
+    try:
+        return cluster.list(api_version, kind, label_selector=label_selector), []
+    except UnreadableAnswer:
+        pass
+    items, unreadable = [], []
+    for namespace in [name_of(n) for n in cluster.list('v1', 'Namespace')]:
+        try:
+            items.extend(cluster.list(api_version, kind, namespace, label_selector=label_selector))
+        except UnreadableAnswer:
+            found, bad = list_readable(cluster, kind_path(api_version, kind, namespace), kind, shown=namespace,
+                                       query={'labelSelector': label_selector} if label_selector else None)
+            items.extend(found)
+            unreadable.extend((namespace, name, why) for name, why in sorted(bad.items()))
+    return items, unreadable

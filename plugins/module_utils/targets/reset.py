@@ -38,7 +38,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import readable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
-    ApiException, ClusterError, UnreadableAnswer, api_error)
+    ApiException, ClusterError, api_error)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import kind_path
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 
@@ -181,32 +181,19 @@ def read_cluster_kinds(cluster):
 
 def read_workloads(cluster, lab_queues):
     """{kind: [(namespace, name)]} of WORKLOADS carrying one of lab_queues (the queue label), in every
-    namespace: one list each, or when one is out of bounds, one per namespace, names of the unreadable ones
-    included (the API server selected them by the label)."""
-    selector = {'labelSelector': '%s in (%s)' % (kai.QUEUE_LABEL, ','.join(sorted(lab_queues)))}
+    namespace, those that cannot be read included (the API server selected them by the label)."""
+    selector = '%s in (%s)' % (kai.QUEUE_LABEL, ','.join(sorted(lab_queues)))
     found = {}
-    namespaces = None
     for api_version, kind in WORKLOADS:
         try:
-            items = cluster.request('GET', kind_path(api_version, kind), selector, kind=kind).get('items') or []
-            found[kind] = [((o.get('metadata') or {}).get('namespace'), kai.name_of(o)) for o in items if isinstance(o, dict)]
-            continue
-        except ApiException as exc:
-            if exc.status == 404:  # no PodGroups: KAI's CRDs are not there
+            items, unreadable = readable.list_everywhere(cluster, api_version, kind, label_selector=selector)
+        except ClusterError as exc:
+            if kind == 'PodGroup' and 'does not serve' in str(exc):  # KAI's CRDs are not there: no PodGroups
                 found[kind] = []
                 continue
-            raise ClusterError(api_error('list %s' % kind, exc))
-        except UnreadableAnswer:
-            pass
-        if namespaces is None:
-            namespaces = [kai.name_of(n) for n in readable.list_readable(cluster, kind_path('v1', 'Namespace'),
-                                                                         'Namespace')[0]]
-        found[kind] = []
-        for namespace in namespaces:
-            items, unreadable = readable.list_readable(cluster, kind_path(api_version, kind, namespace), kind,
-                                                       shown=namespace, query=selector)
-            found[kind].extend((namespace, kai.name_of(o)) for o in items)
-            found[kind].extend((namespace, name) for name in unreadable)
+            raise
+        found[kind] = [((o.get('metadata') or {}).get('namespace'), kai.name_of(o)) for o in items]
+        found[kind].extend((namespace, name) for namespace, name, _ in unreadable)
     return found
 
 
