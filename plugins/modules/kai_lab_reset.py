@@ -17,7 +17,7 @@ description:
   - Removes the lab's queues (O(queues)), children first, and every other Queue, PriorityClass,
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding that provision did not make; and, in every
     namespace but O(namespace), the Jobs, Pods and PodGroups that carry one of the lab's queues (label
-    C(kai.scheduler/queue)): they would hold the lab's GPUs. It does not wait for their pods to end.
+    C(kai.scheduler/queue)), which would hold the lab's GPUs. It does not wait for their pods to end.
   - Kept are the lab's own objects (O(own), O(own_labels)); what provision made - the objects the sim's record
     of the last full provision names (O(state_dir)), objects created no later than O(proved_namespace) (the
     readiness gate's, made once KAI and the lab's objects are in), and anything Helm installed (its release

@@ -25,10 +25,20 @@ description:
     the module, naming the path and the fix (root runs these binaries).
 options:
   builds:
-    description: The builds, each a dict with C(dir) (its output directory) and C(binaries) (the names in it).
+    description: The builds of the role.
     type: list
     elements: dict
     required: true
+    suboptions:
+      dir:
+        description: The build's output directory.
+        type: path
+        required: true
+      binaries:
+        description: The names of its binaries in it.
+        type: list
+        elements: str
+        default: []
   hash_cache:
     description: The binaries' hash cache (JSON, as module M(gsb.kai_lab.kai_lab_sim_state) keeps it).
     type: path
@@ -96,16 +106,12 @@ def check(builds, hash_cache, check_mode):
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(builds=dict(type='list', elements='dict', required=True),
-                                              hash_cache=dict(type='path')),
-                           supports_check_mode=True)
-    builds = []
-    for build in module.params['builds']:
-        if not build.get('dir'):
-            module.fail_json(msg='each build needs its output directory (dir): %s' % build)
-        builds.append(dict(build, dir=os.path.expanduser(str(build['dir']))))
+    module = AnsibleModule(argument_spec=dict(
+        builds=dict(type='list', elements='dict', required=True, options=dict(
+            dir=dict(type='path', required=True), binaries=dict(type='list', elements='str', default=[]))),
+        hash_cache=dict(type='path')), supports_check_mode=True)
     try:
-        damaged, missing = check(builds, module.params['hash_cache'], module.check_mode)
+        damaged, missing = check(module.params['builds'], module.params['hash_cache'], module.check_mode)
     except sim_binaries.NotPrivate as exc:
         module.fail_json(msg=str(exc))
     for line in damaged:

@@ -28,7 +28,7 @@ description:
     equals the record (a CRD by its whole spec as well as its chart hash; every object of a kind in C(kinds), so one
     provision did not make is a difference); and the gate's fingerprint is the one of its last full pass.
   - Namespaced kinds are listed only in the namespaces the spec names (never across every namespace). An object
-    that cannot be read (nested too deep, too large) does not fail the record: a list a foreign object makes
+    that cannot be read (nested too deep, too large) does not fail the record; a list a foreign object makes
     unreadable is read again name by name, and an object of the spec that cannot be read is recorded so, with a
     warning naming it; a check then names it as a difference.
   - A check that fails for any reason (an object that cannot be read, an error of the module itself) is not a

@@ -193,7 +193,7 @@ def read_workloads(cluster, lab_queues):
                 continue
             raise
         found[kind] = [((o.get('metadata') or {}).get('namespace'), kai.name_of(o)) for o in items]
-        found[kind].extend((namespace, name) for namespace, name, _ in unreadable)
+        found[kind].extend((entry[0], entry[1]) for entry in unreadable)
     return found
 
 

@@ -105,7 +105,7 @@ def read_manifest(directory):
         return None
     found = {}
     for line in lines:
-        digest, _, name = line.partition('  ')
+        digest, name = (line.split('  ', 1) + [''])[:2]
         if len(digest) == 64 and name:
             found[name.lstrip('*')] = digest.lower()
     return found

@@ -260,7 +260,7 @@ def cluster_state(spec, cluster, system):
     crds = {}
     crd_spec = spec.get('crds') or {}
     for name in crd_spec.get('names') or []:
-        _, crd, why = reader.named('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name)
+        crd, why = reader.named('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name)[1:]
         crds[name] = {'unreadable': why} if why else None if crd is None else {
             'hash': (meta(crd).get('annotations') or {}).get(crd_spec.get('annotation')),
             'spec_sha256': spec_hash(crd),
