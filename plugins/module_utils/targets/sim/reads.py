@@ -25,7 +25,7 @@ __metaclass__ = type
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import readable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
     ApiException, ClusterError, UnreadableAnswer, api_error)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import path_segment
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import KINDS, path_segment
 
 # What the snapshot keeps for an object it could not read: this and why.
 UNREADABLE = 'unreadable: '
@@ -58,8 +58,9 @@ class Reader(object):
         self.cluster = cluster
         # (api_version, kind, namespace) -> {name: object}, or None when the list could not be read whole.
         self.lists = {}
-        # Kinds a chart names with a namespace that the API server keeps cluster-wide (KAI's Config).
-        self.cluster_wide = set()
+        # Kinds a chart names with a namespace that the API server keeps cluster-wide (KAI's Config): those the
+        # client's table says so, and any other the API server answers 404 for under a namespace.
+        self.cluster_wide = set(key for key, (_prefix, _plural, namespaced) in KINDS.items() if not namespaced)
 
     def named(self, api_version, kind, name, namespace=None):
         """(the namespace it is kept in, the object or None, why it cannot be read or None)."""
