@@ -19,14 +19,18 @@ description:
     mode of the files it wrote; links; directories; certificates; a hash of each API object it applied (without
     status and the fields the server writes) or of every object of a kind; the chart hash its CRDs carry; and
     the readiness gate's fingerprint - together with the digest of O(inputs) and O(input_paths).
-  - With O(mode=check) (the start of a provision), takes the same snapshot now, with one list per kind from the
-    API server, and compares. The lab is unchanged when every component named in O(rendered_args) runs the
+  - With O(mode=check) (the start of a provision), takes the same snapshot now, with one list per kind (and namespace)
+    from the API server, and compares. The lab is unchanged when every component named in O(rendered_args) runs the
     arguments given there (what the profile renders now); the inputs digest is the same (so the roles would render
     the same argv and objects); every component is alive with the recorded pid and start time, runs the recorded
     argv from the recorded binary, still on disk with the same hash, and listens on its port; no certificate
     expires within its renew days (recorded with it, else O(cert_renew_days)); every file, link, object and CRD
     equals the record (a CRD by its whole spec as well as its chart hash; every object of a kind in C(kinds), so one
     provision did not make is a difference); and the gate's fingerprint is the one of its last full pass.
+  - Namespaced kinds are listed only in the namespaces the spec names (never across every namespace). An object
+    that cannot be read (nested too deep, too large) does not fail the record; a list a foreign object makes
+    unreadable is read again name by name, and an object of the spec that cannot be read is recorded so, with a
+    warning naming it; a check then names it as a difference.
   - A check that fails for any reason (an object that cannot be read, an error of the module itself) is not a
     failure; the lab is then changed, and the first difference says why in one line.
   - When anything differs (or O(forget=true)), the record is removed, so only a provision that completes records
@@ -65,7 +69,8 @@ options:
         expires within that many days; default O(cert_renew_days)) and C(setting) (the variable that sets them,
         named when the certificate is found expiring).
       - C(objects) - list of references (C(api_version), C(kind), C(name), C(namespace)) or of the applied objects.
-      - C(kinds) - list of dicts with C(api_version) and C(kind); every object of the kind is recorded.
+      - C(kinds) - list of dicts with C(api_version), C(kind) and, for a namespaced kind, C(namespaces) (the
+        namespaces it is recorded in; without, every namespace); every object of the kind there is recorded.
       - C(crds) - dict with C(names) and C(annotation), the annotation carrying the chart's CRD hash.
       - C(fingerprint) - dict with C(namespace) (the gate's probe namespace), C(pid_files), C(image) and
         C(state_dir) (where the gate keeps the fingerprint of its last full pass, as module M(gsb.kai_lab.kai_lab_ready)).
@@ -185,6 +190,9 @@ def record(module, digest):
         now = sim_state.snapshot(spec, cluster, sim_state.System(sim_record.known_hashes(None, cache)))
     except ClusterError as exc:
         module.fail_json(msg='Cannot record the provisioned sim: %s' % exc)
+    for line in sim_state.unreadable(now):
+        module.warn('The record of the provisioned sim could not read %s. The next provision takes the full path '
+                    'until that object is deleted or mended.' % line)
     now.update(version=sim_record.RECORD_VERSION, inputs=digest, spec=spec)
     if not module.check_mode:
         sim_record.write_record(params['state_dir'], now)

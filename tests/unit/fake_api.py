@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -223,3 +224,144 @@ def deep_object(kind, name, namespace, depth=1500):
     field = ', "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": %s}]}' % nested(depth)
     meta_end = head.index("}")  # the end of metadata: its fields hold no object
     return head[:meta_end] + field + head[meta_end + 1:]
+
+
+# ---------------------------------------------------------------- recorded lists by path
+
+# The plurals the API server serves cluster-wide only (its discovery says namespaced: false): a list of one
+# of these under /namespaces/<ns>/ is a 404, as there.
+CLUSTER_SCOPED_PLURALS = {
+    "namespaces", "nodes", "clusterroles", "clusterrolebindings", "priorityclasses", "queues", "configs",
+    "schedulingshards", "customresourcedefinitions", "mutatingwebhookconfigurations",
+    "validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+}
+TABLE = "as=Table"
+
+
+def _split(path):
+    """(cluster-wide list path, namespace, name) of an API path, or None when it is no list or object path."""
+    parts = [p for p in path.strip("/").split("/") if p]
+    prefix_len = 2 if parts[:1] == ["api"] else 3
+    prefix, rest = parts[:prefix_len], parts[prefix_len:]
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 2:
+        return None
+    return "/" + "/".join(prefix + [rest[0]]), namespace, (rest[1] if len(rest) > 1 else None)
+
+
+class RecordedHandler(Handler):
+    """Answers from recorded lists keyed by their cluster-wide path (as sim_state.list_path gives them), as
+    the API server does: a list of every namespace or of one, one object, or a Table of names (kubectl's
+    `Accept: application/json;as=Table`, with includeObject=None: the names only)."""
+
+    def do_GET(self):
+        self.server.seen.append(self.path)
+        parts = urlsplit(self.path)
+        where = _split(parts.path)
+        if where is None:
+            return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+        path, namespace, name = where
+        plural = path.rsplit("/", 1)[1]
+        if namespace is not None and plural in CLUSTER_SCOPED_PLURALS:
+            return self.answer(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+        entries = [(meta, text) for meta, text in self.entries(path)
+                   if namespace is None or meta.get("namespace") == namespace]
+        selector = parse_qs(parts.query).get("labelSelector", [None])[0]
+        if selector and name is None:
+            entries = [(meta, text) for meta, text in entries if selected(meta.get("labels") or {}, selector)]
+        if name is not None:
+            for meta, text in entries:
+                if meta.get("name") == name:
+                    return self.answer(200, None, text)
+            return self.answer(404, {"kind": "Status", "message": 'not found: "%s"' % name})
+        self.server.pages.append((path, namespace))
+        if TABLE in (self.headers.get("Accept") or ""):
+            assert parse_qs(parts.query).get("includeObject") == ["None"], "a Table of names only"
+            return self.answer(200, {
+                "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
+                "columnDefinitions": [{"name": "Name", "type": "string", "format": "name"},
+                                      {"name": "Age", "type": "string", "format": ""}],
+                "rows": [{"cells": [meta.get("name"), "1d"]} for meta, _ in entries]})
+        head = json.dumps({"kind": "List", "apiVersion": "v1", "metadata": {}})
+        self.answer(200, None, head[:-1] + ', "items": [' + ", ".join(text for _, text in entries) + "]}")
+
+
+    def entries(self, path):
+        """(metadata, JSON text) of every object of a cluster-wide list path; a text's metadata as given with it."""
+        found = [(obj.get("metadata") or {}, json.dumps(obj)) for obj in self.server.lists.get(path, [])]
+        for entry in self.server.texts:
+            if entry[0] == path:
+                found.append(({"namespace": entry[1], "name": entry[2], "labels": (entry[4:] or [{}])[0]}, entry[3]))
+        return found
+
+    def do_DELETE(self):
+        self.server.seen.append("DELETE " + self.path)
+        where = _split(urlsplit(self.path).path)
+        if where is None or where[2] is None:
+            return self.answer(405, {"kind": "Status", "message": "only one object is deleted here"})
+        path, namespace, name = where
+
+        def this(meta):
+            return meta.get("name") == name and meta.get("namespace") == namespace
+        before = len(self.server.lists.get(path, [])) + len(self.server.texts)
+        self.server.lists[path] = [o for o in self.server.lists.get(path, []) if not this(o.get("metadata") or {})]
+        self.server.texts = [t for t in self.server.texts if not (t[0] == path and this({"name": t[2], "namespace": t[1]}))]
+        if len(self.server.lists[path]) + len(self.server.texts) == before:
+            return self.answer(404, {"kind": "Status", "message": 'not found: "%s"' % name})
+        self.server.deleted.append((path, namespace, name))
+        self.answer(200, {"kind": "Status", "status": "Success"})
+
+
+def selected(labels, selector):
+    """Whether labels match a label selector of "key=value" and "key in (a,b)" terms, as the API server matches."""
+    for term in re.findall(r"[^,(]+(?:\([^)]*\))?", selector):
+        term = term.strip()
+        if " in (" in term:
+            key, values = term.split(" in (", 1)
+            if labels.get(key.strip()) not in [v.strip() for v in values.rstrip(")").split(",")]:
+                return False
+        elif "=" in term:
+            key, value = term.split("=", 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+    return True
+
+
+def start_recorded(lists, texts=()):
+    """A running server answering from lists (cluster-wide list path -> items) and texts ((cluster-wide list
+    path, namespace, name, JSON text[, labels]): objects given as text, a deep or huge one); stop it with
+    stop(server). It deletes too (server.deleted: (path, namespace, name) of each)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordedHandler)
+    server.daemon_threads = True
+    server.lists = lists
+    server.texts = list(texts)
+    server.raw = {}
+    server.seen = []
+    server.pages = []
+    server.deleted = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = "http://127.0.0.1:%d" % server.server_address[1]
+    return server
+
+
+def recorded_answer(lists, path):
+    """What the API server answers a GET of path from lists (cluster-wide list path -> items), in-process: the
+    stand-in clusters of the sim's state tests. A cluster-wide kind under /namespaces/ is a 404 (ApiException)."""
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ApiException
+    where = _split(path.split("?")[0])
+    if where is None:
+        raise ApiException(404, "Not Found")
+    listed, namespace, name = where
+    if namespace is not None and listed.rsplit("/", 1)[1] in CLUSTER_SCOPED_PLURALS:
+        raise ApiException(404, "Not Found")
+    items = [item for item in lists.get(listed, [])
+             if namespace is None or (item.get("metadata") or {}).get("namespace") == namespace]
+    if name is None:
+        return {"items": items}
+    for item in items:
+        if (item.get("metadata") or {}).get("name") == name:
+            return item
+    raise ApiException(404, "Not Found")

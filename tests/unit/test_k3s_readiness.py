@@ -21,6 +21,8 @@ from ansible.template import Templar, trust_as_template
 from conftest import FakeCluster, sim_state
 from role_templating import trust
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import readable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import AnswerTooDeep
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import links as readiness_links
@@ -519,6 +521,43 @@ def test_all_gpus_held_skips_the_gpu_probes_and_says_why(tmp_path):
     # Not recorded as proved: the next provision probes again.
     assert readiness_marker.read(str(tmp_path / "state")) == (None, None)
     assert not [c for c in cluster.writes if c[1] == "ConfigMap"]
+
+
+class DeepPodCluster(LabCluster):
+    """A LabCluster with a pod in default nested 1,500 levels deep (issue 34, row 1): the API server's every
+    list holding it is out of the client's bounds, and so is a GET of it; its Table of names is not."""
+
+    DEEP = ("cannot %s: Pod default/deep nests more than 100 levels deep (at metadata.managedFields[]."
+            "fieldsV1.f:a...), more than the lab reads in any object. Delete that object or remove its deep field "
+            "(kubectl delete pod deep -n default)")
+
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):
+        if kind == "Pod" and namespace in (None, "default"):
+            raise AnswerTooDeep(self.DEEP % ("list Pod in %s" % (namespace or "every namespace")), 100)
+        if kind == "Namespace":
+            return [{"metadata": {"name": name}} for name in ("default", "kai-lab", PROBE_NS, RES_NS)]
+        return super().list(api_version, kind, namespace, label_selector, field_selector)
+
+    def request(self, method, path, query=None, what=None, kind=None, accept=None, **kwargs):
+        assert path.startswith("/api/v1/namespaces/default/pods")
+        if accept == readable.TABLE:
+            return {"kind": "Table", "columnDefinitions": [{"name": "Name", "format": "name"}],
+                    "rows": [{"cells": ["deep"]}]}
+        raise AnswerTooDeep(self.DEEP % what, 100)
+
+
+def test_a_deep_pod_in_another_namespace_is_named_not_counted_and_the_gate_passes(tmp_path):
+    cluster = DeepPodCluster(pods=[_gpu_holder("tr-%d" % i, 1) for i in range(3)])
+    result = _gate(cluster, tmp_path)[0].run()
+    assert _statuses(result) == {"binder": "passed", "gpu_pod": "passed", "fraction": "passed",
+                                 "image": "not applicable"}
+    # The three holders in kai-lab are counted: one GPU free, so the probes run one after the other.
+    assert cluster.created == [readiness_probes.GPU_PROBE, readiness_probes.FRACTION_PROBE]
+    notes = [line for line in result["progress"] if "pod default/deep" in line]
+    assert len(notes) == 1 and notes[0].endswith(
+        "pod default/deep is not counted among those holding GPUs: Pod default/deep nests more than 100 levels "
+        "deep (at metadata.managedFields[].fieldsV1.f:a...), more than the lab reads in any object. Delete that "
+        "object or remove its deep field (kubectl delete pod deep -n default)")
 
 
 def test_one_free_gpu_runs_the_probes_one_after_the_other(tmp_path):

@@ -28,6 +28,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from conftest import FIXTURES, load_json
 
+import fake_api
+
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker as readiness_marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_profile_render
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
@@ -52,16 +54,16 @@ def listed():
 
 
 class Lists(object):
-    """The one request snapshot() makes per kind, answered from recorded lists."""
+    """The one request snapshot() makes per kind (and namespace), answered from recorded lists."""
 
     def __init__(self, lists):
         self.lists = lists
         self.paths = []
 
-    def request(self, method, path, query=None, body=None, content_type=None):
+    def request(self, method, path, query=None, body=None, content_type=None, **kwargs):
         assert method == "GET"
         self.paths.append(path)
-        return {"items": copy.deepcopy(self.lists.get(path, []))}
+        return copy.deepcopy(fake_api.recorded_answer(self.lists, path))
 
 
 def now_of(recorded):

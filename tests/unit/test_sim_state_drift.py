@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +20,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
 from conftest import FIXTURES, load_json
+
+import fake_api
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import differences as sim_differences
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import provision_record as sim_record
@@ -36,13 +41,18 @@ class Lists(object):
     def __init__(self, lists):
         self.lists = lists
 
-    def request(self, method, path, query=None, body=None, content_type=None):
-        return {"items": copy.deepcopy(self.lists.get(path, []))}
+    def request(self, method, path, query=None, body=None, content_type=None, **kwargs):
+        return copy.deepcopy(fake_api.recorded_answer(self.lists, path))
 
 
 def watched_kinds():
-    """The kinds the record keeps whole besides the webhooks (roles/kai_lab/vars/main.yml)."""
-    return yaml.safe_load((ROOT / "roles/kai_lab/vars/main.yml").read_text())["kai_lab_sim_state_watched_kinds"]
+    """The kinds the record keeps whole besides the webhooks (roles/kai_lab/vars/main.yml), templated with the
+    role's defaults (the lab namespace)."""
+    raw = yaml.safe_load((ROOT / "roles/kai_lab/vars/main.yml").read_text())["kai_lab_sim_state_watched_kinds"]
+    defaults = yaml.safe_load((ROOT / "roles/kai_lab/defaults/main.yml").read_text())
+    templar = Templar(loader=DataLoader(), variables={"kai_lab_namespace": defaults["kai_lab_namespace"]})
+    kinds = templar.template(trust_as_template(json.dumps(raw)))
+    return json.loads(kinds) if isinstance(kinds, str) else kinds
 
 
 @pytest.fixture
@@ -178,11 +188,21 @@ def test_the_installed_kai_lab_code_edited_is_named_and_unpacked_again(installed
 
 
 # ---- a state check that fails: the full path, and why ---------------------------------
+class Answer(object):
+    """An API server whose every answer is the same (one that is no object)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def request(self, method, path, query=None, body=None, content_type=None, **kwargs):
+        return copy.deepcopy(self.value)
+
+
 class Broken(object):
     def __init__(self, exc):
         self.exc = exc
 
-    def request(self, method, path, query=None, body=None, content_type=None):
+    def request(self, method, path, query=None, body=None, content_type=None, **kwargs):
         raise self.exc
 
 
@@ -191,7 +211,7 @@ PARAMS = {"hash_cache": None, "cert_renew_days": 30, "rendered_args": {}}
 
 @pytest.mark.parametrize("cluster, named", [
     (Broken(RecursionError("maximum recursion depth exceeded while decoding a JSON object")), "RecursionError"),
-    (Lists({CRDS: ["not an object"]}), "AttributeError"),
+    (Answer(["not an object"]), "AttributeError"),
 ])
 def test_a_state_check_that_fails_falls_back_to_the_full_provision_and_says_why(recorded, cluster, named):
     found, lines = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, lambda: cluster)

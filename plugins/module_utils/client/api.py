@@ -89,11 +89,12 @@ class Cluster(object):
         """The one deadline of a request (or of a whole paged list): request_timeout from now, or the caller's."""
         return answer.Deadline(self.timeout, what, at=getattr(self, 'deadline', None))
 
-    def request(self, method, path, query=None, body=None, content_type=None, what=None, kind=None, deadline=None):
+    def request(self, method, path, query=None, body=None, content_type=None, what=None, kind=None, deadline=None,
+                accept='application/json'):
         """The answer's JSON, read within bounds (client/answer.py); what: the action, as errors name it."""
         what = what or '%s %s' % (method, path)
         deadline = deadline or self.new_deadline(what)
-        headers = {'Accept': 'application/json'}
+        headers = {'Accept': accept}
         if content_type:
             headers['Content-Type'] = content_type
         elif body is not None:

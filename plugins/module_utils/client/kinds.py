@@ -38,6 +38,11 @@ KINDS = {
     (PODGROUP_API, 'PodGroup'): ('apis/' + PODGROUP_API, 'podgroups', True),
     ('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration'):
         ('apis/admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', False),
+    # Reset removes the learner's own admission policies (targets/reset.py).
+    ('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy'):
+        ('apis/admissionregistration.k8s.io/v1', 'validatingadmissionpolicies', False),
+    ('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding'):
+        ('apis/admissionregistration.k8s.io/v1', 'validatingadmissionpolicybindings', False),
     # kai-lab doctor: the RuntimeClass GPU pods may name, KAI's Config, and who may patch reservation pods.
     ('node.k8s.io/v1', 'RuntimeClass'): ('apis/node.k8s.io/v1', 'runtimeclasses', False),
     (CONFIG_API, 'Config'): ('apis/' + CONFIG_API, 'configs', False),

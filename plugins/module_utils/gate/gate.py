@@ -43,6 +43,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import links
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import readable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.probes import (
     FRACTION_PROBE, LINKS, GateFailure, free_gpus_by_node, node_gpus, table)
@@ -184,7 +185,11 @@ class Gate(object):
                 self.record_link(link, 'skipped', 'check mode creates no probe pod')
             return self.result(probed=False)
 
-        free = free_gpus_by_node(nodes, self.cluster.list('v1', 'Pod'))
+        # Every namespace's pods hold GPUs; one too deep to read (not the lab's) is named, not counted.
+        pods, unreadable = readable.list_everywhere(self.cluster, 'v1', 'Pod')
+        for namespace, name, why in unreadable:
+            self.note('pod %s/%s is not counted among those holding GPUs: %s' % (namespace, name, why))
+        free = free_gpus_by_node(nodes, pods)
         best = max(free.values()) if free else 0
         names = []
         try:

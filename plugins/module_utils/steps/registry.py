@@ -31,7 +31,7 @@ def _children_first(parents):
 
 
 # The queues the lab's steps create, children first (step 1's three, step 3's
-# nolimit): reset removes these and no other, and the learner's admission
+# nolimit): reset removes these (module kai_lab_reset), and the learner's admission
 # policy lets its account create these and no other (roles/kai_lab, through
 # the gsb.kai_lab.lab_steps lookup).
 QUEUE_NAMES = _children_first(dict(

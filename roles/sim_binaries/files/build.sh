@@ -5,7 +5,8 @@
 # cores busy), into OUTPUT_DIR/NAME. Logs to OUTPUT_DIR/build.log:
 #   "== N packages to compile for M binaries: NAME..." first, then each
 #   package as it is compiled (go build -v), "== done in S s" at the end.
-# The caller marks the directory complete; a binary is trusted only then.
+# The caller marks the directory complete; a binary is trusted only then,
+# and only as OUTPUT_DIR/.sha256 (sha256sum's format) says it was built.
 set -euo pipefail
 go=$1 out=$2 ldflags=$3
 shift 3
@@ -30,5 +31,8 @@ for i in "${!names[@]}"; do
   if [[ $base =~ ^v[0-9]+$ ]]; then base=${packages[$i]%/*} base=${base##*/}; fi
   mv "$work/$base" "$out/${names[$i]}"
 done
+# What each binary is, for the check before it is reused (module kai_lab_sim_binaries).
+(cd "$out" && sha256sum -- "${names[@]}") >"$work/.sha256"
+mv "$work/.sha256" "$out/.sha256"
 echo "== done in $((SECONDS - started)) s"
 touch "$out/.built"

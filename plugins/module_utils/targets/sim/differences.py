@@ -18,6 +18,7 @@ __metaclass__ = type
 import datetime
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim.provision_record import RECORD_VERSION
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim.reads import unreadable_reason
 
 UNCHANGED = 'up, unchanged'
 _UTC = datetime.timezone.utc
@@ -194,7 +195,10 @@ def _mapping_differences(what, recorded, now, describe):
     recorded, now = recorded or {}, now or {}
     found = []
     for key in sorted(set(recorded) | set(now)):
-        if key not in now or now[key] is None:
+        # Whatever the record holds: the full path runs, naming it, until it is deleted or mended.
+        if unreadable_reason(now.get(key)):
+            found.append('%s %s: cannot be read (%s)' % (what, key, unreadable_reason(now[key])))
+        elif key not in now or now[key] is None:
             found.append('%s %s: is missing' % (what, key))
         elif key not in recorded:
             found.append('%s %s: new since the last provision' % (what, key))

@@ -110,8 +110,15 @@ def read_hash_cache(path):
 def write_hash_cache(path, cache, state):
     """Add the binaries of state (a snapshot) to cache and write it when it changed; True when written.
     A cache that cannot be written is only slower next time."""
+    return write_hashes(path, cache, known_hashes(state))
+
+
+def write_hashes(path, cache, hashes):
+    """Add hashes ({binary: {'stat': [...], 'sha256': ...}}) to cache and write it when it changed; True when
+    written (targets/sim/binaries.py adds the binaries it checked)."""
     updated = dict(cache)
-    updated.update(known_hashes(state))
+    updated.update((binary, entry) for binary, entry in hashes.items()
+                   if isinstance(entry, dict) and entry.get('stat') and entry.get('sha256'))
     if updated == cache:
         return False
     try:

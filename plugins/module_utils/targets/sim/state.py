@@ -10,7 +10,8 @@ certificates, links), the API objects it applied (a hash of each, without
 the fields the server writes), the hash its CRDs carry, the readiness
 gate's fingerprint, and a digest of its inputs (the collection's files and
 the lab's settings). The next provision takes one snapshot of the same
-things (one list per kind from the API server) and compares: when its
+things (one list per kind and namespace from the API server, only in the
+namespaces named: targets/sim/reads.py) and compares: when its
 inputs are the same, the roles would render the same argv and objects, so
 equal snapshots mean the roles would change nothing.
 
@@ -37,6 +38,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker as readiness_marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import probes as readiness_probes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import comparable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import reads as sim_reads
 
 try:
     from cryptography import x509
@@ -86,12 +88,8 @@ def object_key(kind, namespace, name):
     return '%s %s' % (kind, '%s/%s' % (namespace, name) if namespace else name)
 
 
-def list_path(api_version, kind):
-    """The cluster-wide list path of a kind (its plural is its lower-cased name + s/es)."""
-    plural = kind.lower() + ('es' if kind.lower().endswith('s') else 's')
-    if plural.endswith('ys'):
-        plural = plural[:-2] + 'ies'
-    return '/%s/%s/%s' % ('api' if api_version == 'v1' else 'apis', api_version, plural)
+# The list path of a kind (targets/sim/reads.py), as the record's lists are kept by (tests/unit/fixtures/sim-provision).
+list_path = sim_reads.list_path
 
 
 # ---------------------------------------------------------------- reading the machine
@@ -235,50 +233,65 @@ def component_state(component, system):
 
 
 def cluster_state(spec, cluster, system):
-    """Objects by hash, CRDs by the hash they carry, the gate's fingerprint: one list per kind."""
-    listed = {}
-
-    def items(api_version, kind):
-        if (api_version, kind) not in listed:
-            listed[(api_version, kind)] = cluster.request('GET', list_path(api_version, kind)).get('items') or []
-        return listed[(api_version, kind)]
+    """Objects by hash, CRDs by the hash they carry, the gate's fingerprint: one list per kind (and namespace,
+    for a namespaced kind: only the namespaces named), an object that cannot be read kept as unreadable and why
+    (targets/sim/reads.py)."""
+    reader = sim_reads.Reader(cluster)
 
     def meta(obj):
         return obj.get('metadata') or {}
 
+    def value(obj, why):
+        return sim_reads.UNREADABLE + why if why else (object_hash(obj) if obj is not None else None)
+
     objects = {}
     for ref in spec.get('objects') or []:
-        listed_now = items(ref['api_version'], ref['kind'])
-        # A chart may name a namespace for a cluster-scoped object (KAI's
-        # Config); the API server then keeps none.
-        namespace = ref.get('namespace') if any(meta(o).get('namespace') for o in listed_now) else None
-        found = [o for o in listed_now if meta(o).get('name') == ref['name'] and meta(o).get('namespace') == namespace]
-        objects[object_key(ref['kind'], namespace, ref['name'])] = object_hash(found[0]) if found else None
+        namespace, obj, why = reader.named(ref['api_version'], ref['kind'], ref['name'], ref.get('namespace'))
+        objects[object_key(ref['kind'], namespace, ref['name'])] = value(obj, why)
     kinds = {}
     for ref in spec.get('kinds') or []:
-        kinds[ref['kind']] = dict((object_key('', meta(o).get('namespace'), meta(o).get('name')).strip(),
-                                   object_hash(o)) for o in items(ref['api_version'], ref['kind']))
+        found = kinds.setdefault(ref['kind'], {})
+        for namespace in ref.get('namespaces') or [None]:
+            items, unreadable = reader.every(ref['api_version'], ref['kind'], namespace)
+            for obj in items:
+                found[object_key('', meta(obj).get('namespace'), meta(obj).get('name')).strip()] = object_hash(obj)
+            for name, why in unreadable.items():
+                found[object_key('', namespace, name).strip()] = value(None, why)
     crds = {}
     crd_spec = spec.get('crds') or {}
-    if crd_spec.get('names'):
-        present = dict((meta(o).get('name'), o) for o in items('apiextensions.k8s.io/v1', 'CustomResourceDefinition'))
-        for name in crd_spec['names']:
-            crd = present.get(name)
-            crds[name] = None if crd is None else {
-                'hash': (meta(crd).get('annotations') or {}).get(crd_spec.get('annotation')),
-                'spec_sha256': spec_hash(crd),
-                'established': any(c.get('type') == 'Established' and c.get('status') == 'True'
-                                   for c in (crd.get('status') or {}).get('conditions') or [])}
+    for name in crd_spec.get('names') or []:
+        crd, why = reader.named('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name)[1:]
+        crds[name] = {'unreadable': why} if why else None if crd is None else {
+            'hash': (meta(crd).get('annotations') or {}).get(crd_spec.get('annotation')),
+            'spec_sha256': spec_hash(crd),
+            'established': any(c.get('type') == 'Established' and c.get('status') == 'True'
+                               for c in (crd.get('status') or {}).get('conditions') or [])}
     result = {'objects': objects, 'kinds': kinds, 'crds': crds}
     gate = spec.get('fingerprint')
     if gate:
-        nodes = [n for n in items('v1', 'Node') if readiness_probes.node_gpus(n) > 0]
+        nodes = [n for n in reader.every('v1', 'Node')[0] if readiness_probes.node_gpus(n) > 0]
         identities = [_identity(path, system) for path in gate.get('pid_files') or []]
         result['fingerprint'] = {
             # The gate's own marker file in the state directory, not anything in the cluster.
             'proven': readiness_marker.read(gate.get('state_dir'))[0],
             'current': readiness_probes.fingerprint(identities, [], nodes, gate['image'])}
     return result
+
+
+def unreadable(state):
+    """["<kind> <name>: why"] of each object a snapshot could not read."""
+    found = []
+    for key, value in sorted((state.get('objects') or {}).items()):
+        if sim_reads.unreadable_reason(value):
+            found.append('%s: %s' % (key, sim_reads.unreadable_reason(value)))
+    for kind, values in sorted((state.get('kinds') or {}).items()):
+        for key, value in sorted(values.items()):
+            if sim_reads.unreadable_reason(value):
+                found.append('%s %s: %s' % (kind, key, sim_reads.unreadable_reason(value)))
+    for name, value in sorted((state.get('crds') or {}).items()):
+        if sim_reads.unreadable_reason(value):
+            found.append('CustomResourceDefinition %s: %s' % (name, sim_reads.unreadable_reason(value)))
+    return found
 
 
 def _identity(path, system):
