@@ -59,7 +59,7 @@ WORDS = {
         'hint': {'en': 'A JSON object with {report_keys[0]} (number), {report_keys[1]} (number) and {report_keys[2]} '
                        '(string), in {report_path}.',
                  'ko': '{report_keys[0]}(숫자), {report_keys[1]}(숫자), {report_keys[2]}(문자열) 를 가진 JSON 객체를 '
-                       '{report_path} 에.'},
+                       '{report_path} 에 작성하세요.'},
     },
     'report.values': {
         'desc': {'en': '{report_file} values equal what the cluster shows now',
