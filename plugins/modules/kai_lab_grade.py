@@ -94,9 +94,10 @@ options:
     description:
       - The learner's own Kubernetes user, the ServiceAccount the lab gives a learner account
         (C(system:serviceaccount:<namespace>:<name>), role variable C(kai_lab_learner_identity)).
-      - At each grade the API server is asked, one SubjectAccessReview per kind of evidence the grader reads as
-        KAI's word (create or change Events, write pods/status and podgroups/status, create pods/binding, update
-        pods, and create PodGroups where KAI makes them itself), whether this user may write it, and
+      - At each grade the API server is asked, one SubjectAccessReview per write that could forge what the grader
+        reads as KAI's word (create, patch or update Events; patch or update pods/status and podgroups/status;
+        create pods/binding; patch or update pods; create PodGroups where KAI makes them itself), whether this user
+        may make it, and
         O(learner_policies) and the lab namespace's Pod Security label are read. The grade's C(protection) says
         either that KAI's word is protected or which writes the learner holds.
       - Unset, the learner is taken to hold the lab's own kubeconfig (root on the VM, the default sim); the

@@ -197,7 +197,7 @@ def test_a_forged_event_on_the_jobs_podgroup_name_with_another_uid_fails_on_v017
 def test_a_forged_evict_with_kais_component_fails_preempt_evicted(graded, fixtures, what, changes, why):
     state, _files = solved(fixtures)
     event = real(state["events"], "Evict", "PodGroup")
-    assert event["source"]["component"] == kai_events.SCHEDULER_COMPONENT
+    assert event["source"]["component"] == kai.SCHEDULER_NAME
     state["events"] = without(state["events"], "Evict") + [forge(event, "evict.forged", **changes)]
     check = checks(graded(state, "v0.12.0"))["preempt.evicted"]
     assert check["status"] == FAILED, (what, check["message"])

@@ -235,13 +235,18 @@ def test_help_is_in_both_languages_and_version_is_the_collections(tmp_path):
     assert code == 0 and out.strip() == "kai-lab (gsb.kai_lab) 9.8.7"
 
 
-def test_hint_prints_each_checks_hint(tmp_path):
-    config = write_config(tmp_path, tmp_path / "gsb-kai", lang="en")
+def test_hint_prints_each_checks_hint_with_this_labs_paths(tmp_path):
+    """A learner of their own works in ~/gsb-kai, not root's: the hint names the configured workdir."""
+    workdir = tmp_path / "home" / "learner" / "gsb-kai"
+    config = write_config(tmp_path, workdir, lang="en", namespace="class-7")
     code, out, _ = kai_lab(config, "hint", "queues")
     lines = out.splitlines()
     assert code == 0 and lines[0] == "1 queues: Queue hierarchy" and len(lines) == 4
-    assert lines[3] == "- queues.applied (The three queues are applied to the cluster as written): " \
-        "kubectl apply -f /root/gsb-kai/queues.yaml"
+    assert lines[3] == "- queues.applied (The queues lab, research, ops are applied to the cluster as written): " \
+        "kubectl apply -f %s/queues.yaml" % workdir
+    code, out, _ = kai_lab(config, "hint", "podgroup")
+    assert code == 0 and "kubectl -n class-7 describe pod p1" in out and "kai-lab" not in out.replace("kai-lab hint", "")
+    assert "> %s/podgroup.txt" % workdir in out
 
 
 def test_status_of_a_new_lab_says_what_is_next(tmp_path):

@@ -67,12 +67,30 @@ def test_a_learner_who_may_write_none_of_it_is_protected(api_server, cluster):
     assert all(spec["resourceAttributes"]["namespace"] == "kai-lab" for spec in asked)
     assert [(s["resourceAttributes"]["verb"], s["resourceAttributes"].get("group", ""), s["resourceAttributes"]["resource"],
              s["resourceAttributes"].get("subresource", "")) for s in asked] == [
-        ("create", "", "events", ""), ("patch", "", "events", ""), ("create", "events.k8s.io", "events", ""),
-        ("patch", "", "pods", "status"), ("patch", "scheduling.run.ai", "podgroups", "status"),
-        ("create", "", "pods", "binding"), ("update", "", "pods", "")]
+        ("create", "", "events", ""), ("patch", "", "events", ""), ("update", "", "events", ""),
+        ("create", "events.k8s.io", "events", ""), ("patch", "events.k8s.io", "events", ""),
+        ("update", "events.k8s.io", "events", ""),
+        ("patch", "", "pods", "status"), ("update", "", "pods", "status"),
+        ("patch", "scheduling.run.ai", "podgroups", "status"), ("update", "scheduling.run.ai", "podgroups", "status"),
+        ("create", "", "pods", "binding"), ("patch", "", "pods", ""), ("update", "", "pods", "")]
     # KAI v0.12.0 makes no gang of a Job: the learner's own PodGroup is step 5's form, not asked about.
-    # Seven reviews and three reads, one kept-alive connection.
-    assert len(api_server.seen) == 10 and len(set(seen.port for seen in api_server.seen)) == 1
+    # Thirteen reviews and three reads, one kept-alive connection.
+    assert len(api_server.seen) == 16 and len(set(seen.port for seen in api_server.seen)) == 1
+
+
+@pytest.mark.parametrize("write, hold", [
+    (("update", "", "events"), "events.create"),
+    (("update", "events.k8s.io", "events"), "events.create"),
+    (("update", "", "pods/status"), "pods.status"),
+    (("update", "scheduling.run.ai", "podgroups/status"), "podgroups.status"),
+    (("patch", "", "pods"), "pods.update"),
+])
+def test_either_verb_that_changes_kais_word_is_a_hole(api_server, cluster, write, hold):
+    """RBAC grants patch and update apart, and either rewrites what KAI wrote (KAI's own scheduler patches
+    a PodGroup's status and a pod's labels): a learner holding only the other verb is not protected."""
+    api_server.allowed[IDENTITY] = {write}
+    result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
+    assert result["protected"] is False and [h["id"] for h in result["holds"]] == [hold]
 
 
 def test_where_kai_makes_the_gang_a_learners_podgroup_create_is_a_hole(api_server, cluster):
@@ -97,7 +115,7 @@ def test_each_write_the_learner_holds_is_named(api_server, cluster):
 def test_a_root_learner_with_the_labs_kubeconfig_is_asked_about_as_the_grader_and_not_protected(api_server, cluster):
     every = {("create", "", "events"), ("patch", "", "events"), ("create", "events.k8s.io", "events"),
              ("patch", "", "pods/status"), ("patch", "scheduling.run.ai", "podgroups/status"),
-             ("create", "", "pods/binding"), ("update", "", "pods")}
+             ("create", "", "pods/binding"), ("update", "", "pods"), ("patch", "", "pods")}
     api_server.allowed[None] = every  # the admin's own credentials
     result = protection.protection(cluster, {"namespace": "kai-lab"}, "v0.12.0", None, "en")
     assert result["protected"] is False and result["identity"] is None

@@ -157,10 +157,11 @@ def main(argv=None, config_path=None, stdout=None, stderr=None, cluster=None):
         if args.command == 'status':
             return status(settings, lang, out, as_json, cluster=cluster)
         if args.command in cli_doctor.VERBS:
-            return cli_doctor.run(settings, cli_doctor.target_of(config, settings), lang, out, as_json, cluster=cluster)
+            return cli_doctor.run(settings, cli_doctor.target_of(config, settings), lang, out, as_json, cluster=cluster,
+                                  fake_gpu_namespace=config.get('fake_gpu_operator_namespace'))
         if args.command in cli_task.VERBS:
             return cli_task.run(args, settings, lang, out, err, as_json)
-        return hint(args.step, lang, out, as_json)
+        return hint(settings, args.step, lang, out, as_json)
     except Exception as exc:  # never a traceback for the learner
         err.line(_say('internal', lang, error='%s: %s' % (type(exc).__name__, exc)))
         return CANNOT_GRADE_EXIT

@@ -112,8 +112,9 @@ def target_of(config, settings):
     return config.get('target') or ('sim' if settings.get('health_urls') else 'k3s')
 
 
-def diagnosis(settings, target, cluster=None, now=None):
-    """kai/doctor.py's diagnosis of the lab the settings name (the grade's light client)."""
+def diagnosis(settings, target, cluster=None, now=None, fake_gpu_namespace=None):
+    """kai/doctor.py's diagnosis of the lab the settings name (the grade's light client); fake_gpu_namespace:
+    where fake-gpu-operator runs, from the config provision wrote (None: the role's default)."""
     # Imported here: kai-lab's other verbs need neither the doctor nor the client's health probes.
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
     from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import doctor
@@ -121,16 +122,16 @@ def diagnosis(settings, target, cluster=None, now=None):
     if cluster is None:
         cluster = grade_session.connect(settings)
     return doctor.diagnose(cluster, target, settings['kai_namespace'], settings['kai_deployments'],
-                           settings['health_urls'], now=now)
+                           settings['health_urls'], now=now, fake_gpu_namespace=fake_gpu_namespace)
 
 
 def worded(found, lang):
     return [dict(item, text=_say(item['id'], lang, **item['values'])) for item in found]
 
 
-def run(settings, target, lang, out, as_json, cluster=None, now=None):
+def run(settings, target, lang, out, as_json, cluster=None, now=None, fake_gpu_namespace=None):
     """kai-lab doctor; exit 0 healthy, 2 on any fault."""
-    result = diagnosis(settings, target, cluster, now)
+    result = diagnosis(settings, target, cluster, now, fake_gpu_namespace)
     faults, notes = worded(result['faults'], lang), worded(result['notes'], lang)
     if as_json:
         out.json({'target': target, 'healthy': not faults, 'faults': faults, 'notes': notes})

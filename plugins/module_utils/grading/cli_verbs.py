@@ -148,13 +148,14 @@ def status(settings, lang, out, as_json, cluster=None):
     return PASSED_EXIT if following is None else NOT_PASSED_EXIT
 
 
-def hint(step_id, lang, out, as_json):
-    """kai-lab hint STEP: each check's description and hint."""
+def hint(settings, step_id, lang, out, as_json):
+    """kai-lab hint STEP: each check's description and hint, with this lab's names and paths."""
     if step_id not in steps.STEP_IDS:
         out.line(_unknown_step(step_id, lang))
         return CANNOT_GRADE_EXIT
     step = steps.step(step_id)
-    hints = [{'id': c.id, 'description': say(c.words['desc'], lang), 'hint': say(c.words['hint'], lang)}
+    lab = cli_task.lab_of(settings, lang).values
+    hints = [{'id': c.id, 'description': say(c.words['desc'], lang, **lab), 'hint': say(c.words['hint'], lang, **lab)}
              for c in step.checks]
     if as_json:
         out.json({'id': step.id, 'number': step.number, 'title': step.title[lang], 'hints': hints})

@@ -23,8 +23,10 @@ import time
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store as grade_record_store
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_values
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import RequestTimeout
@@ -113,9 +115,12 @@ class Snapshot(object):
     (client/answer.py) leaves only that check unverified, naming it.
     """
 
-    def __init__(self, cluster, namespace, workdir, health=None, kai_version='v0.18.6', deadline=None):
+    def __init__(self, cluster, namespace, workdir, health=None, kai_version=kai_profiles.LAB_VERSION, deadline=None,
+                 kai_namespace=None):
         self.namespace = namespace
         self.workdir = workdir
+        self.kai_namespace = kai_namespace
+        self._lab = None
         # The KAI version graded against: a check whose form depends on it reads it here.
         self.kai_version = kai_version
         self.error = None
@@ -177,6 +182,14 @@ class Snapshot(object):
             raise Stop(Result(UNVERIFIED, problem=say_both(WORDS['unread'], what=what[0], what_ko=what[1], error=error),
                               hint=say_both(WORDS['unread_hint'])))
         return value
+
+    @property
+    def lab(self):
+        """The lab's names and numbers for this lab's namespace and workdir (steps/lab_values.py), which the
+        checks' words are filled with: a hint names this lab's paths, and the steps' data, never a copy."""
+        if self._lab is None:
+            self._lab = lab_values.values(self.namespace, self.workdir, self.kai_namespace)
+        return self._lab
 
     @property
     def all_pods(self):
@@ -302,7 +315,7 @@ class Grader(object):
         started = time.monotonic()
         result = self.result_of(check)
         graded = {'id': check.id, 'step': check.step_id, 'weight': check.weight,
-                  'description': say(check.words['desc'], self.lang),
+                  'description': say(check.words['desc'], self.lang, **self.snapshot.lab),
                   'status': result.status, 'passed': result.status == PASSED,
                   # Evidence may quote a learner's file: bounded, JSON-only.
                   'evidence': learner_text.bounded(result.evidence)}
@@ -319,10 +332,11 @@ class Grader(object):
 
     def wording(self, check, result):
         """The message and hint of a result that did not pass, in the grade's language."""
-        hint = result.hint[self.lang] if result.hint else say(check.words['hint'], self.lang)
+        lab = self.snapshot.lab
+        hint = result.hint[self.lang] if result.hint else say(check.words['hint'], self.lang, **lab)
         if result.message:
             return result.message[self.lang], hint
         problem = result.problem[self.lang] if isinstance(result.problem, dict) else str(result.problem)
         if result.status == UNVERIFIED:
             return say(WORDS['unverified'], self.lang, why=problem), hint
-        return say(check.words['fail'], self.lang, problem=problem, names=problem), hint
+        return say(check.words['fail'], self.lang, **dict(lab, problem=problem, names=problem)), hint

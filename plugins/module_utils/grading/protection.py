@@ -6,8 +6,9 @@
 The grader trusts objects in the cluster (Events, pod and PodGroup status,
 bindings, pod labels) as KAI's word. That trust holds only when the
 learner's Kubernetes identity cannot write them. At each grade the API
-server is asked, one SubjectAccessReview per kind of evidence (client/access.py),
-whether the learner's identity may write it, and the admission policies and
+server is asked, one SubjectAccessReview per write that could forge a kind
+of evidence (client/access.py), whether the learner's identity may make it,
+and the admission policies and
 Pod Security label that cover what RBAC cannot say (a pod created with
 spec.nodeName, labels changed after creation, privileged pods) are read.
 
@@ -44,25 +45,34 @@ RESERVE = 0.5
 
 # The kinds of evidence the grader reads as KAI's word, each with the writes
 # that would forge it (one SubjectAccessReview each, in the lab namespace).
+# A change is asked as both RBAC verbs that make it, patch and update: each
+# is granted on its own, and one is enough to rewrite what KAI wrote (KAI's
+# scheduler patches PodGroups' status and pods' labels, its binder writes
+# pods' status; events.k8s.io's Events are the core ones by another API).
 # podgroups.create is a hole only where KAI makes the gang's PodGroup itself
 # (its profile's job_gang): before that, step 5's explicit form has the
 # learner create it.
+CHANGES = ('patch', 'update')
+
+
+def _writes(verbs, resource, group=None, subresource=None):
+    return tuple(dict([('verb', verb), ('resource', resource)] + ([('group', group)] if group else [])
+                      + ([('subresource', subresource)] if subresource else [])) for verb in verbs)
+
+
 EVIDENCE = (
-    {'id': 'events.create', 'reviews': (
-        {'verb': 'create', 'resource': 'events'},
-        {'verb': 'patch', 'resource': 'events'},
-        {'verb': 'create', 'group': 'events.k8s.io', 'resource': 'events'}),
+    {'id': 'events.create',
+     'reviews': _writes(('create',) + CHANGES, 'events') + _writes(('create',) + CHANGES, 'events', 'events.k8s.io'),
      'words': {'en': 'create or change Events (KAI\'s reasons, steps 3, 5, 6)',
                'ko': 'Event 생성·변경 (KAI 의 이유, 3·5·6단계)'}},
-    {'id': 'pods.status', 'reviews': ({'verb': 'patch', 'resource': 'pods', 'subresource': 'status'},),
+    {'id': 'pods.status', 'reviews': _writes(CHANGES, 'pods', subresource='status'),
      'words': {'en': 'write pods/status', 'ko': 'pods/status 쓰기'}},
-    {'id': 'podgroups.status',
-     'reviews': ({'verb': 'patch', 'group': KAI_GROUP, 'resource': 'podgroups', 'subresource': 'status'},),
+    {'id': 'podgroups.status', 'reviews': _writes(CHANGES, 'podgroups', KAI_GROUP, 'status'),
      'words': {'en': 'write podgroups/status (KAI\'s gang conditions)', 'ko': 'podgroups/status 쓰기 (KAI 의 gang 조건)'}},
-    {'id': 'pods.binding', 'reviews': ({'verb': 'create', 'resource': 'pods', 'subresource': 'binding'},),
+    {'id': 'pods.binding', 'reviews': _writes(('create',), 'pods', subresource='binding'),
      'words': {'en': 'bind pods to a node (pods/binding, KAI\'s binder\'s job)',
                'ko': '파드를 노드에 바인딩 (pods/binding, KAI binder 의 일)'}},
-    {'id': 'pods.update', 'reviews': ({'verb': 'update', 'resource': 'pods'},),
+    {'id': 'pods.update', 'reviews': _writes(CHANGES, 'pods'),
      'words': {'en': 'change pods after creation (labels, annotations)',
                'ko': '생성 후 파드 변경 (레이블, 어노테이션)'}},
     {'id': 'podgroups.create', 'when': 'job_gang',

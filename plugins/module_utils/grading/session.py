@@ -165,7 +165,7 @@ def _grade(settings, step_ids, workdir, output, deadline, write, cluster, report
     running = running_kai(settings, cluster)
     health = probe_urls(settings['health_urls']) if settings['health_urls'] else None
     snapshot = Snapshot(cluster, settings['namespace'], workdir, health=health, kai_version=running.version,
-                        deadline=deadline)
+                        deadline=deadline, kai_namespace=settings['kai_namespace'])
     if health is None and not snapshot.error:
         # KAI's Deployments are read after the snapshot: an API server that does not answer costs one timeout, not two.
         snapshot.health = deployments_ready(cluster, settings['kai_namespace'], settings['kai_deployments'])

@@ -41,7 +41,11 @@ RUNTIME_CLASS = 'nvidia'
 # fake-gpu-operator's chart makes RuntimeClass nvidia with handler runc; k3s's own (handler nvidia) needs an
 # NVIDIA container runtime a VM of fake GPUs does not have (roles/k3s/README.md).
 RUNNABLE_HANDLERS = ('runc',)
-# roles/fake_gpu_operator's fake_gpu_operator_namespace and its chart's status-updater ServiceAccount.
+# Where fake-gpu-operator runs when kai-lab's settings do not say (roles/fake_gpu_operator's default
+# fake_gpu_operator_namespace; provision writes the lab's own into the settings), and its chart's
+# status-updater ServiceAccount there (fake-gpu-operator 0.2.0,
+# deploy/fake-gpu-operator/templates/status-updater/serviceaccount.yaml, bound to ClusterRole
+# fake-status-updater-pod-patch in the release namespace).
 FAKE_GPU_OPERATOR_NAMESPACE = 'gpu-operator'
 STATUS_UPDATER_ACCOUNT = 'status-updater'
 KAI_CONFIG = 'kai-config'
@@ -113,9 +117,8 @@ def config_faults(config):
     return []
 
 
-def access_review():
-    """May fake-gpu-operator's status-updater patch pods in the reservation namespace?"""
-    namespace = FAKE_GPU_OPERATOR_NAMESPACE
+def access_review(namespace=FAKE_GPU_OPERATOR_NAMESPACE):
+    """May fake-gpu-operator's status-updater (of its release namespace) patch pods in the reservation namespace?"""
     return {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SubjectAccessReview', 'metadata': {},
             'spec': {'user': 'system:serviceaccount:%s:%s' % (namespace, STATUS_UPDATER_ACCOUNT),
                      'groups': ['system:serviceaccounts', 'system:serviceaccounts:' + namespace,
@@ -124,11 +127,11 @@ def access_review():
                                             'resource': 'pods'}}}
 
 
-def access_faults(review):
+def access_faults(review, namespace=FAKE_GPU_OPERATOR_NAMESPACE):
     status = (review or {}).get('status') or {}
     if status.get('allowed'):
         return []
-    return [fault('status_updater_rights', account='%s/%s' % (FAKE_GPU_OPERATOR_NAMESPACE, STATUS_UPDATER_ACCOUNT),
+    return [fault('status_updater_rights', account='%s/%s' % (namespace, STATUS_UPDATER_ACCOUNT),
                   namespace=kai_gpu.RESERVATION_NAMESPACE, reason=status.get('reason') or status.get('evaluationError')
                   or '-')]
 
@@ -186,9 +189,12 @@ def kai_health(cluster, kai_namespace, kai_deployments=(), health_urls=None):
     return deployments_ready(cluster, kai_namespace, kai_deployments)
 
 
-def diagnose(cluster, target, kai_namespace, kai_deployments=(), health_urls=None, now=None):
-    """{'faults': [...], 'notes': [...]} of the lab's cluster; a cluster that cannot be read is the 'cluster' fault."""
+def diagnose(cluster, target, kai_namespace, kai_deployments=(), health_urls=None, now=None, fake_gpu_namespace=None):
+    """{'faults': [...], 'notes': [...]} of the lab's cluster; a cluster that cannot be read is the 'cluster' fault.
+
+    fake_gpu_namespace: where fake-gpu-operator runs (FAKE_GPU_OPERATOR_NAMESPACE when not given)."""
     notes = []
+    fake_gpu_namespace = fake_gpu_namespace or FAKE_GPU_OPERATOR_NAMESPACE
     try:
         nodes = cluster.list('v1', 'Node')
     except ClusterError as exc:
@@ -202,7 +208,7 @@ def diagnose(cluster, target, kai_namespace, kai_deployments=(), health_urls=Non
         config = cluster.get(CONFIG_API, 'Config', KAI_CONFIG)
         faults.extend(namespace_faults(cluster.get('v1', 'Namespace', kai_gpu.RESERVATION_NAMESPACE), config))
         if target != 'sim':
-            faults.extend(access_faults(cluster.create(access_review())))
+            faults.extend(access_faults(cluster.create(access_review(fake_gpu_namespace)), fake_gpu_namespace))
         faults.extend(config_faults(config))
         faults.extend(reservation_pod_faults(cluster.list('v1', 'Pod', kai_gpu.RESERVATION_NAMESPACE), now))
     except ClusterError as exc:

@@ -19,10 +19,19 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.kai.objects import SCHEDULER_NAME, meta
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai_objects
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai.objects import meta
 
-# The component name on the scheduler's events (source.component).
-SCHEDULER_COMPONENT = 'kai-scheduler'
+# Who reports KAI's events (source.component and reportingComponent, as the
+# recordings show: tests/unit/fixtures/kai-v0.17.0): the scheduler, whose status
+# updater writes the PodGroups' conditions and the Scheduled, Unschedulable,
+# Pipelined and Evict events, reports under its own scheduler name (KAI's
+# scheduler cache: record.NewRecorder(..., EventSource{Component: schedulerName}),
+# v0.17.0 and after), the lab's SCHEDULER_NAME, which pods name in
+# spec.schedulerName; the binder reports Bound as 'binder', the pod-grouper
+# its warnings as 'pod-grouper' (GetEventRecorderFor of each controller). Only
+# the scheduler's word is evidence here. A shard's scheduler (a node-pool
+# partition, which the lab does not use) would add '-<partition>'.
 
 
 def events_for(events, kind, name):
@@ -62,7 +71,7 @@ def scheduled_by(events, pod_name):
         if event.get('reason') == 'Scheduled':
             summary = event_summary(event)
             if 'at node-pool' in summary['message']:
-                return SCHEDULER_NAME
+                return kai_objects.SCHEDULER_NAME
             return summary['source'] or 'default-scheduler'
     return None
 
@@ -125,7 +134,7 @@ def reported_by_scheduler(event):
     reporters = [value for value in ((event.get('source') or {}).get('component'),
                                      event.get('reportingComponent'), event.get('reportingController'))
                  if value]
-    return bool(reporters) and all(value == SCHEDULER_COMPONENT for value in reporters)
+    return bool(reporters) and all(value == kai_objects.SCHEDULER_NAME for value in reporters)
 
 
 def eviction_events(events):

@@ -43,9 +43,9 @@ WORDS = {
                 'ko': '{object} 는 지금 있거나 있었던 이 단계의 객체가 아닙니다'},
     'other_uid': {'en': '{object} is uid {uid}, the Event names uid {claimed}',
                   'ko': '{object} 의 uid 는 {uid} 인데 이벤트는 uid {claimed} 를 가리킵니다'},
-    'too_late': {'en': 'it was stored at {stored}, after the lab moved on to step 6 ({before}), yet names {object}, '
+    'too_late': {'en': 'it was stored at {stored}, after the lab moved on to step {step} ({before}), yet names {object}, '
                        'which is gone',
-                 'ko': '{object} 는 이미 없는데, 실습이 6단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
+                 'ko': '{object} 는 이미 없는데, 실습이 {step}단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
     'too_early': {'en': 'it was stored at {stored}, before {object} was created at {created}',
                   'ko': '{object} 가 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
     'own_too_early': {'en': 'its {field} {time} is before {object} was created at {created}',
@@ -165,7 +165,8 @@ class Known(object):
                 and not kai_events.not_before(known['placed'][1], kai_events.event_stored(event)):
             return _both('after_placed', stored=stored, pod=printable(known['placed'][0], 120), placed=known['placed'][1])
         if known['before'] and not kai_events.not_before(known['before'], kai_events.event_stored(event)):
-            return _both('too_late', object=what, stored=stored, before=known['before'])
+            return _both('too_late', object=what, stored=stored, before=known['before'],
+                         step=self.snapshot.lab['n_preempt'])
         return None
 
     def gone_word(self, event):

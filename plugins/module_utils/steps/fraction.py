@@ -87,27 +87,27 @@ def sharing_evidence(view):
 
 WORDS = {
     'fraction.manifest': {
-        'desc': {'en': 'fraction.yaml: fr-1 and fr-2 with gpu-fraction 0.5 and no GPU limits',
-                 'ko': 'fraction.yaml: gpu-fraction 0.5, GPU limit 없는 fr-1, fr-2'},
-        'fail': {'en': 'fraction.yaml: {problem}', 'ko': 'fraction.yaml: {problem}'},
-        'hint': {'en': 'Annotation gpu-fraction: "0.5", schedulerName kai-scheduler, queue research, and no nvidia.com/gpu '
-                       'under resources.',
-                 'ko': 'annotation gpu-fraction: "0.5", schedulerName kai-scheduler, research 큐, resources 에 '
-                       'nvidia.com/gpu 없이 작성하세요.'},
-        'fraction_with_gpu': {'en': 'pod {name} has both the gpu-fraction annotation and nvidia.com/gpu limits; KAI\'s '
+        'desc': {'en': '{fraction_file}: {fraction_list} with {fraction_annotation} {fraction} and no GPU limits',
+                 'ko': '{fraction_file}: {fraction_annotation} {fraction}, GPU limit 없는 {fraction_list}'},
+        'fail': {'en': '{fraction_file}: {problem}', 'ko': '{fraction_file}: {problem}'},
+        'hint': {'en': 'Annotation {fraction_annotation}: "{fraction}", schedulerName {scheduler}, queue {fraction_queue}, '
+                       'and no {gpu_resource} under resources.',
+                 'ko': 'annotation {fraction_annotation}: "{fraction}", schedulerName {scheduler}, {fraction_queue} 큐, '
+                       'resources 에 {gpu_resource} 없이 작성하세요.'},
+        'fraction_with_gpu': {'en': 'pod {name} has both the {annotation} annotation and {resource} limits; KAI\'s '
                                     'admission webhook rejects it ("{denial}")',
-                              'ko': '{name} 파드에 gpu-fraction annotation 과 nvidia.com/gpu limits 가 함께 있습니다. '
+                              'ko': '{name} 파드에 {annotation} annotation 과 {resource} limits 가 함께 있습니다. '
                                     'KAI admission 웹훅이 거부합니다 ("{denial}")'},
     },
     'fraction.shared': {
-        'desc': {'en': 'fr-1 and fr-2 run on one GPU held by one reservation pod',
-                 'ko': 'fr-1, fr-2 가 예약 파드 하나가 잡은 GPU 하나에서 실행 중'},
+        'desc': {'en': '{fraction_list} run on one GPU held by one reservation pod',
+                 'ko': '{fraction_list} 가 예약 파드 하나가 잡은 GPU 하나에서 실행 중'},
         'fail': {'en': '{problem}', 'ko': '{problem}'},
-        'hint': {'en': 'Free one GPU first (delete the remaining train pod), then kubectl apply -f fraction.yaml.',
-                 'ko': '먼저 남은 train 파드를 지워 GPU 하나를 비운 뒤 kubectl apply -f fraction.yaml 하세요.'},
-        'holders': {'en': '{count} reservation pods of KAI hold GPUs on {node} ({names}); fr-1 and fr-2 share one GPU '
+        'hint': {'en': 'Free one GPU first (delete the remaining {train_class} pod), then kubectl apply -f {fraction_path}.',
+                 'ko': '먼저 남은 {train_class} 파드를 지워 GPU 하나를 비운 뒤 kubectl apply -f {fraction_path} 하세요.'},
+        'holders': {'en': '{count} reservation pods of KAI hold GPUs on {node} ({names}); {pods_en} share one GPU '
                           'only when one reservation pod holds it',
-                    'ko': '{node} 에서 KAI 예약 파드 {count}개가 GPU 를 잡고 있습니다 ({names}). fr-1 과 fr-2 는 예약 파드 '
+                    'ko': '{node} 에서 KAI 예약 파드 {count}개가 GPU 를 잡고 있습니다 ({names}). {pods_ko} 는 예약 파드 '
                           '하나가 잡은 GPU 하나를 함께 써야 합니다'},
         'no_holder': {'en': 'no reservation pod of KAI holds a GPU on {node}: KAI\'s binder reserves the shared GPU with '
                             'one (label app: {namespace} in namespace {namespace})',
@@ -130,15 +130,18 @@ def fraction_pod_problems(snapshot, docs, name):
     problems = []
     fraction = kai.annotations(pod).get(kai_gpu.FRACTION_ANNOTATION)
     if not isinstance(fraction, str):
-        problems.append(bilingual('%s gpu-fraction annotation is %r, not a string: annotation values must be quoted, '
-                                  'e.g. gpu-fraction: "0.5"' % (name, fraction),
-                                  '%s 의 gpu-fraction annotation 값 %r 이 문자열이 아닙니다. 따옴표로 감싸야 합니다 '
-                                  '(예: gpu-fraction: "0.5")' % (name, fraction)))
+        values = (name, kai_gpu.FRACTION_ANNOTATION, fraction, kai_gpu.FRACTION_ANNOTATION, FRACTION)
+        problems.append(bilingual('%s %s annotation is %r, not a string: annotation values must be quoted, '
+                                  'e.g. %s: "%s"' % values,
+                                  '%s 의 %s annotation 값 %r 이 문자열이 아닙니다. 따옴표로 감싸야 합니다 '
+                                  '(예: %s: "%s")' % values))
     elif fraction != FRACTION:
-        problems.append(bilingual('%s gpu-fraction annotation is %s, expected "0.5"' % (name, fraction),
-                                  '%s 의 gpu-fraction annotation 이 %s 입니다. "0.5" 여야 합니다' % (name, fraction)))
+        values = (name, kai_gpu.FRACTION_ANNOTATION, fraction, FRACTION)
+        problems.append(bilingual('%s %s annotation is %s, expected "%s"' % values,
+                                  '%s 의 %s annotation 이 %s 입니다. "%s" 여야 합니다' % values))
     if asks_for_whole_gpu(pod):
         problems.append(say_both(WORDS['fraction.manifest']['fraction_with_gpu'], name=name,
+                                 annotation=kai_gpu.FRACTION_ANNOTATION, resource=kai_gpu.GPU_RESOURCE,
                                  denial=kai_gpu.FRACTION_WITH_GPU_LIMIT_DENIAL))
     return problems + learner.pod_spec_problems(snapshot, pod, None)
 
@@ -158,11 +161,12 @@ def check_shared(snapshot):
     reservations = kai_gpu.reservation_pods(snapshot.reservation_pods)
     evidence = {'groups': groups, 'devices': devices, 'reservation_pods': [kai.name_of(p) for p in reservations]}
     if None in groups.values() or len(set(groups.values())) != 1:
-        return failed(bilingual('fr-1 and fr-2 are not in one GPU group: %s' % groups,
-                                'fr-1 과 fr-2 가 같은 GPU 그룹이 아닙니다: %s' % groups), evidence)
+        return failed(bilingual('%s are not in one GPU group: %s' % (' and '.join(FRACTION_PODS), groups),
+                                '%s 가 같은 GPU 그룹이 아닙니다: %s' % (', '.join(FRACTION_PODS), groups)), evidence)
     if None in devices.values() or len(set(devices.values())) != 1:
-        return failed(bilingual('fr-1 and fr-2 do not see the same device (NVIDIA_VISIBLE_DEVICES %s)' % devices,
-                                'fr-1 과 fr-2 가 같은 장치를 보지 않습니다 (NVIDIA_VISIBLE_DEVICES %s)' % devices), evidence)
+        values = (kai_gpu.VISIBLE_DEVICES, devices)
+        return failed(bilingual('%s do not see the same device (%s %s)' % ((' and '.join(FRACTION_PODS),) + values),
+                                '%s 가 같은 장치를 보지 않습니다 (%s %s)' % ((', '.join(FRACTION_PODS),) + values)), evidence)
     device = devices[FRACTION_PODS[0]]
     # Every reservation pod of KAI on the pair's node, not only those of the group the pods carry: a pod
     # relabelled into the other's group leaves the reservation pod of its own GPU behind.
@@ -172,7 +176,8 @@ def check_shared(snapshot):
     if len(held) != 1:
         words = WORDS['fraction.shared']['no_holder' if not held else 'holders']
         return failed(say_both(words, count=len(held), node=where, namespace=kai_gpu.RESERVATION_NAMESPACE,
-                               names=', '.join(sorted(printable(kai.name_of(p), 120) for p in held))), evidence)
+                               names=', '.join(sorted(printable(kai.name_of(p), 120) for p in held)),
+                               pods_en=' and '.join(FRACTION_PODS), pods_ko=', '.join(FRACTION_PODS)), evidence)
     holders = [p for p in held if kai_gpu.gpu_group(p) == groups[FRACTION_PODS[0]]]
     if len(holders) != 1 or kai_gpu.reserved_gpu(holders[0]) != device:
         return failed(bilingual('expected one reservation pod in %s holding %s; found %d'
@@ -184,7 +189,7 @@ def check_shared(snapshot):
 
 STEP = Step(
     'fraction', 7, {'en': 'Two pods share one GPU', 'ko': '두 파드가 GPU 하나를 나눠 쓴다'}, [FILE],
-    'fr-1 and fr-2 Running on one GPU with one reservation pod', solve, (
+    '%s Running on one GPU with one reservation pod' % ' and '.join(FRACTION_PODS), solve, (
         Check('fraction.manifest', 1, check_manifest, WORDS['fraction.manifest'], files_only=True),
         Check('fraction.shared', 3, check_shared, WORDS['fraction.shared']),
     ))

@@ -128,15 +128,15 @@ def solve(runner):
 
     names, pods, podgroup = runner.wait(
         'the gang\'s PodGroup to carry the gang reason', probe, done, describe,
-        expected='three gang pods Pending with the gang reason',
-        cause='the pods are not in one PodGroup of minMember 3 (missing kai.scheduler/batch-min-member '
-              'on the Job, or KAI older than v0.14.7) or KAI is not running')
+        expected='%d gang pods Pending with the gang reason' % GANG_SIZE,
+        cause='the pods are not in one PodGroup of minMember %d (missing %s on the Job, or KAI older than '
+              'v%d.%d.%d) or KAI is not running' % ((GANG_SIZE, kai.BATCH_MIN_MEMBER_ANNOTATION) + JOB_GANG_MIN_VERSION))
     if podgroup is None or not kai.condition_text(podgroup):
         # Only in check mode, whose waiter does not wait: no decision of KAI to record.
         return {}
     placed = [kai.name_of(p) for p in pods if kai.pod_phase(p) != 'Pending' or kai.pod_node(p)]
     if placed:
-        runner.not_as_expected('all three gang pods Pending', [runner.view.pod_state(n) for n in names],
+        runner.not_as_expected('all %d gang pods Pending' % GANG_SIZE, [runner.view.pod_state(n) for n in names],
                                'some gang pods were placed: %s' % ', '.join(placed))
     runner.write_file(FILE, kai.condition_text(podgroup).strip() + '\n')
     return {'podgroup': kai.podgroup_summary(podgroup), 'pods': names}
@@ -146,40 +146,40 @@ def solve(runner):
 
 WORDS = {
     'gang.reason': {
-        'desc': {'en': 'gang.txt holds KAI\'s gang reason (2 found, 3 required)',
-                 'ko': 'gang.txt 에 KAI의 갱 이유 (2개 찾음, 3개 필요)'},
-        'fail': {'en': 'gang.txt: {problem}', 'ko': 'gang.txt: {problem}'},
-        'hint': {'en': 'With the three gang pods Pending, copy the PodGroup\'s status.schedulingConditions[0].message '
-                       '("... required for gang scheduling").',
-                 'ko': '갱 파드 세 개가 Pending 일 때 PodGroup 의 status.schedulingConditions[0].message '
-                       '("... required for gang scheduling") 를 복사하세요.'},
+        'desc': {'en': '{gang_file} holds KAI\'s gang reason ({gang_found} found, {gang_size} required)',
+                 'ko': '{gang_file} 에 KAI의 갱 이유 ({gang_found}개 찾음, {gang_size}개 필요)'},
+        'fail': {'en': '{gang_file}: {problem}', 'ko': '{gang_file}: {problem}'},
+        'hint': {'en': 'With the {gang_size} gang pods Pending, copy the PodGroup\'s status.schedulingConditions[0].message '
+                       '("... {gang_mark}") into {gang_path}.',
+                 'ko': '갱 파드 {gang_size}개가 Pending 일 때 PodGroup 의 status.schedulingConditions[0].message '
+                       '("... {gang_mark}") 를 {gang_path} 에 복사하세요.'},
         'grouped_alone': {
-            'en': 'this KAI ({version}) groups each pod of a Job alone, before v0.14.7 it ignores '
-                  'kai.scheduler/batch-min-member: Job gang\'s pods {pods} got a PodGroup of one each and were '
+            'en': 'this KAI ({version}) groups each pod of a Job alone, before v{job_gang_since} it ignores '
+                  '{min_member_annotation}: Job {gang}\'s pods {pods} got a PodGroup of one each and were '
                   'placed one by one, so there was no gang and no gang reason to copy',
-            'ko': '이 KAI({version})는 v0.14.7 이전이라 Job 의 파드를 하나씩 따로 묶고 kai.scheduler/batch-min-member 를 '
-                  '무시합니다: Job gang 의 파드 {pods} 가 각자 PodGroup 하나씩 받아 따로 배치되었으므로 갱이 없었고 '
+            'ko': '이 KAI({version})는 v{job_gang_since} 이전이라 Job 의 파드를 하나씩 따로 묶고 {min_member_annotation} 를 '
+                  '무시합니다: Job {gang} 의 파드 {pods} 가 각자 PodGroup 하나씩 받아 따로 배치되었으므로 갱이 없었고 '
                   '복사할 갱 이유도 없습니다'},
         'grouped_alone_hint': {
-            'en': 'On the sim write the gang as an explicit PodGroup: delete Job gang, create PodGroup gang '
-                  '(scheduling.run.ai/v2alpha2, minMember 3, queue research, priorityClassName train) and pods '
-                  'gang-0, gang-1, gang-2 (1 GPU each, queue research, schedulerName kai-scheduler, annotation '
-                  'pod-group-name: gang), then copy the PodGroup\'s reason.',
-            'ko': '실습 환경(sim)에서는 갱을 PodGroup 으로 직접 만드세요: Job gang 을 지우고 PodGroup gang '
-                  '(scheduling.run.ai/v2alpha2, minMember 3, queue research, priorityClassName train) 과 파드 '
-                  'gang-0, gang-1, gang-2 (각 GPU 1개, research 큐, schedulerName kai-scheduler, annotation '
-                  'pod-group-name: gang) 를 만든 뒤 PodGroup 의 이유를 복사하세요.'},
+            'en': 'On the sim write the gang as an explicit PodGroup: delete Job {gang}, create PodGroup {gang} '
+                  '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) and pods '
+                  '{gang_pods} ({gang_gpus} GPU each, queue {gang_queue}, schedulerName {scheduler}, annotation '
+                  '{podgroup_annotation}: {gang}), then copy the PodGroup\'s reason.',
+            'ko': '실습 환경(sim)에서는 갱을 PodGroup 으로 직접 만드세요: Job {gang} 을 지우고 PodGroup {gang} '
+                  '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) 과 파드 '
+                  '{gang_pods} (각 GPU {gang_gpus}개, {gang_queue} 큐, schedulerName {scheduler}, annotation '
+                  '{podgroup_annotation}: {gang}) 를 만든 뒤 PodGroup 의 이유를 복사하세요.'},
         'bare_podgroup': {
-            'en': 'the gang KAI reported is {objects}, not Job gang\'s: on KAI {version} the lab asks for Job gang '
-                  '(parallelism 3, annotation kai.scheduler/batch-min-member: "3"), which KAI groups into PodGroup '
-                  'pg-gang-<job uid>',
-            'ko': 'KAI가 보고한 갱은 Job gang 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job gang '
-                  '(parallelism 3, annotation kai.scheduler/batch-min-member: "3") 을 요구하며 KAI는 이를 PodGroup '
-                  'pg-gang-<job uid> 로 묶습니다'},
+            'en': 'the gang KAI reported is {objects}, not Job {gang}\'s: on KAI {version} the lab asks for Job {gang} '
+                  '(parallelism {gang_size}, annotation {min_member_annotation}: "{min_member}"), which KAI groups into '
+                  'PodGroup {gang_podgroup}',
+            'ko': 'KAI가 보고한 갱은 Job {gang} 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job {gang} '
+                  '(parallelism {gang_size}, annotation {min_member_annotation}: "{min_member}") 을 요구하며 KAI는 이를 '
+                  'PodGroup {gang_podgroup} 로 묶습니다'},
         'bare_podgroup_hint': {
-            'en': 'Delete the hand-made PodGroup and its pods, create Job gang as the lab text says (the annotation on '
+            'en': 'Delete the hand-made PodGroup and its pods, create Job {gang} as the lab text says (the annotation on '
                   'the Job, the queue label on the Job and its pod template) and copy its PodGroup\'s reason.',
-            'ko': '직접 만든 PodGroup 과 파드를 지우고 실습 설명대로 Job gang 을 만든 뒤(annotation 은 Job 에, 큐 레이블은 '
+            'ko': '직접 만든 PodGroup 과 파드를 지우고 실습 설명대로 Job {gang} 을 만든 뒤(annotation 은 Job 에, 큐 레이블은 '
                   'Job 과 파드 템플릿에) 그 PodGroup 의 이유를 복사하세요.'},
     },
 }
@@ -200,13 +200,13 @@ def check_reason(snapshot):
     alone = {} if supported else job_pods_grouped_alone(snapshot)
     recorded = snapshot.file(FILE)
     if alone and (recorded is None or kai.GANG_MESSAGE_MARK not in recorded):
-        return failed(say_both(WORDS['gang.reason']['grouped_alone'], version=snapshot.kai_version,
-                               pods=', '.join(sorted(alone))),
-                      {'podgroups': alone}, hint=say_both(WORDS['gang.reason']['grouped_alone_hint']))
+        return failed(say_both(WORDS['gang.reason']['grouped_alone'], **dict(
+            snapshot.lab, version=snapshot.kai_version, pods=', '.join(sorted(alone)))),
+            {'podgroups': alone}, hint=say_both(WORDS['gang.reason']['grouped_alone_hint'], **snapshot.lab))
     raw = learner.text_file(snapshot, FILE)
     if kai.GANG_MESSAGE_MARK not in raw:
-        return failed(bilingual('does not hold KAI\'s gang reason ("... required for gang scheduling"); got: %s' % raw[:120],
-                                'KAI의 갱 이유("... required for gang scheduling")가 아닙니다. 내용: %s' % raw[:120]))
+        return failed(bilingual('does not hold KAI\'s gang reason ("... %s"); got: %s' % (kai.GANG_MESSAGE_MARK, raw[:120]),
+                                'KAI의 갱 이유("... %s")가 아닙니다. 내용: %s' % (kai.GANG_MESSAGE_MARK, raw[:120])))
     if not kai.gang_message_requires(raw, GANG_SIZE):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
@@ -218,9 +218,9 @@ def check_reason(snapshot):
     if others and supported:
         podgroups = [s for s in others if s[0] == 'PodGroup'] or others
         names = sorted(set('%s %s' % (s[0], s[1]) for s in podgroups))
-        return failed(say_both(WORDS['gang.reason']['bare_podgroup'], version=snapshot.kai_version,
-                               objects=', '.join(names)),
-                      {'file': raw, 'gang_of': names}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint']))
+        return failed(say_both(WORDS['gang.reason']['bare_podgroup'], **dict(
+            snapshot.lab, version=snapshot.kai_version, objects=', '.join(names))),
+            {'file': raw, 'gang_of': names}, hint=say_both(WORDS['gang.reason']['bare_podgroup_hint'], **snapshot.lab))
     # KAI's live word is gone (events past their TTL, the PodGroup deleted with
     # its Job): an earlier grade may have kept it, having checked the form then.
     entry, stale = evidence.recalled(snapshot, 'gang.reason', known)
@@ -239,6 +239,6 @@ def check_reason(snapshot):
 
 STEP = Step(
     'gang', 5, {'en': 'All or nothing (gang)', 'ko': '전부 아니면 전무 (갱)'}, [FILE],
-    'all three gang pods Pending with the gang reason; gang.txt holds it', solve, (
+    'all %d %s pods Pending with the gang reason; %s holds it' % (GANG_SIZE, GANG, FILE), solve, (
         Check('gang.reason', 3, check_reason, WORDS['gang.reason']),
     ))

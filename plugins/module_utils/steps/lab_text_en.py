@@ -96,10 +96,10 @@ TEXT = {
         'queues': {
             'summary': 'Write `{queues_path}` with the queues {queue_names} and apply it.',
             'task': [
-                'Describe three KAI queues in one file, `{queues_path}` (apiVersion `{queue_api}`, kind `Queue`, '
+                'Describe {queue_count} KAI queues in one file, `{queues_path}` (apiVersion `{queue_api}`, kind `Queue`, '
                 'the documents separated by `---`), and apply it:',
                 ['*queue_items'],
-                'On all three, CPU and memory get quota {cpu_quota} and limit {cpu_limit}.',
+                'On all {queue_count}, CPU and memory get quota {cpu_quota} and limit {cpu_limit}.',
             ],
             'context': [
                 'A KAI queue states how many GPUs its workloads are guaranteed (the quota) and how many they may use '
@@ -203,7 +203,7 @@ TEXT = {
         'report': {
             'summary': 'Write `{report_path}` with {report_names}, each computed from the cluster.',
             'task': [
-                'Find out who holds the GPUs now and write a JSON object with three keys to `{report_path}`:',
+                'Find out who holds the GPUs now and write a JSON object with {report_count} keys to `{report_path}`:',
                 [
                     '`{report_keys[0]}`: the sum of the `{gpu_resource}` limits of the pods that are placed on a node '
                     'and Pending or Running, in every namespace;',

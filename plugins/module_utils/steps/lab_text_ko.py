@@ -88,15 +88,15 @@ TEXT = {
         'queues': {
             'summary': '{queue_names} 큐를 `{queues_path}` 파일에 적어 적용합니다.',
             'task': [
-                'KAI 큐 세 개를 파일 하나 `{queues_path}` 에 적고(apiVersion `{queue_api}`, kind `Queue`, 문서 사이는 '
+                'KAI 큐 {queue_count}개를 파일 하나 `{queues_path}` 에 적고(apiVersion `{queue_api}`, kind `Queue`, 문서 사이는 '
                 '`---`) 적용하세요.',
                 ['*queue_items'],
-                '세 큐 모두 CPU 와 메모리는 quota {cpu_quota}, limit {cpu_limit} 입니다.',
+                '{queue_count}개 큐 모두 CPU 와 메모리는 quota {cpu_quota}, limit {cpu_limit} 입니다.',
             ],
             'context': [
                 'KAI 큐는 그 작업들에 보장되는 GPU 수(quota)와 최대로 쓸 수 있는 GPU 수(limit)를 정합니다. 상한이 없음을 '
                 '뜻하는 값은 {unlimited} 입니다. 큐는 트리를 이루고 작업은 잎 큐에만 들어갑니다. {leaf_names} 큐가 작업을 받고, '
-                '{parent_names} 큐는 자기 GPU 를 그 둘에 나눠 줄 뿐입니다. 파드는 `{queue_label}` 라벨로 자기 큐를 '
+                '{parent_names} 큐는 자기 GPU 를 그 큐들에 나눠 줄 뿐입니다. 파드는 `{queue_label}` 라벨로 자기 큐를 '
                 '밝힙니다.',
             ],
         },
@@ -192,7 +192,7 @@ TEXT = {
         'report': {
             'summary': '{report_names} 값을 클러스터에서 구해 `{report_path}` 파일에 적습니다.',
             'task': [
-                '지금 누가 GPU 를 쥐고 있는지 알아내어 키 세 개를 가진 JSON 객체를 `{report_path}` 에 적으세요.',
+                '지금 누가 GPU 를 쥐고 있는지 알아내어 키 {report_count}개를 가진 JSON 객체를 `{report_path}` 에 적으세요.',
                 [
                     '`{report_keys[0]}`: 모든 네임스페이스에서 노드에 배치된 Pending·Running 파드의 `{gpu_resource}` '
                     'limits 합',

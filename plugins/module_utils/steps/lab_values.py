@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import posixpath
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
@@ -51,6 +52,18 @@ def pod_facts(pod):
             'priority_class': (pod.get('spec') or {}).get('priorityClassName'), 'annotations': kai.annotations(pod)}
 
 
+def listed(names):
+    """Names as one line for a hint, the same in both languages: 'a, b, c'."""
+    return ', '.join(str(name) for name in names)
+
+
+def queue_spec(row):
+    """A queue as a hint states it: 'research: parentQueue lab, quota 2, limit 4'."""
+    parts = (['parentQueue %s' % row['parent']] if row['parent'] else []) + \
+        ['quota %s' % row['quota'], 'limit %s' % row['limit']]
+    return '%s: %s' % (row['name'], ', '.join(parts))
+
+
 def values(namespace, workdir, kai_namespace):
     """The text's values for a lab in namespace with the learner's files in workdir (KAI runs in kai_namespace)."""
     def path(name):
@@ -68,6 +81,7 @@ def values(namespace, workdir, kai_namespace):
     limit_path, limit_value = dotted(limit_fix.LIMIT_PATCH)
     queue_limits = dict((r['name'], r['limit']) for r in rows)
     nolimit_queue = kai.queue_summary(nolimit.nolimit_queue())
+    gang_podgroup = gang.gang_podgroup(namespace)
     found = {
         'namespace': namespace, 'workdir': workdir, 'kai_namespace': kai_namespace,
         'kai_version': kai_profiles.LAB_VERSION, 'gpus': fraction.NODE_GPUS,
@@ -82,13 +96,17 @@ def values(namespace, workdir, kai_namespace):
         'leaf_queues': [r['name'] for r in rows if r['name'] not in parents],
         'parent_queues': [r['name'] for r in rows if r['name'] in parents],
         'cpu_quota': queues.CPU_MEMORY['quota'], 'cpu_limit': queues.CPU_MEMORY['limit'],
+        'queue_list': listed(r['name'] for r in rows), 'queue_count': len(rows),
+        'queue_specs': '; '.join(queue_spec(r) for r in rows), 'queues_file': queues.FILE,
         # Step 2
         'p1': p1['name'], 'p1_gpus': p1['gpus'], 'research': p1['queue'],
         'p1_path': path(podgroup.MANIFEST_FILE), 'podgroup_path': path(podgroup.PODGROUP_FILE),
+        'p1_file': podgroup.MANIFEST_FILE, 'podgroup_file': podgroup.PODGROUP_FILE,
         # Steps 3 and 4
         'nolimit': nolimit_queue['name'], 'nolimit_parent': nolimit_queue['parent'],
         'nolimit_quota': nolimit_queue['gpu']['quota'], 'nl1': nl1['name'], 'nl1_gpus': nl1['gpus'],
         'nolimit_path': path(nolimit.FILE), 'limit_path': limit_path, 'limit_value': limit_value,
+        'nolimit_file': nolimit.FILE, 'limit_patch': json.dumps(limit_fix.LIMIT_PATCH, separators=(',', ':')),
         # Step 5
         'gang': kai.name_of(job), 'gang_size': job['spec']['parallelism'], 'gang_gpus': gang_pod['gpus'],
         'min_member_annotation': kai.BATCH_MIN_MEMBER_ANNOTATION,
@@ -96,16 +114,24 @@ def values(namespace, workdir, kai_namespace):
         'gang_queue': gang_pod['queue'], 'gang_path': path(gang.FILE),
         'free_gpus': fraction.NODE_GPUS - p1['gpus'] - nl1['gpus'],
         'gang_queue_limit': queue_limits.get(gang_pod['queue']),
+        'gang_found': (fraction.NODE_GPUS - p1['gpus'] - nl1['gpus']) // (gang_pod['gpus'] or 1),
+        'gang_file': gang.FILE, 'podgroup_api': kai.PODGROUP_API, 'gang_class': gang_podgroup['spec']['priorityClassName'],
+        'gang_pods': listed(kai.name_of(p) for p in gang.gang_pods(namespace)),
+        'gang_mark': kai.GANG_MESSAGE_MARK, 'job_gang_since': '%d.%d.%d' % gang.JOB_GANG_MIN_VERSION,
+        'gang_podgroup': kai.workload_podgroup_name(kai.name_of(job), '<job uid>'),
         # Step 6
         'train_pods': [p['name'] for p in trains], 'train_gpus': trains[0]['gpus'],
         'train_class': trains[0]['priority_class'], 'train_priority': base.PRIORITIES[trains[0]['priority_class']],
         'train_queue': trains[0]['queue'], 'build_pod': build['name'], 'build_gpus': build['gpus'],
+        'train_list': listed(p['name'] for p in trains), 'build_queue': build['queue'],
         'build_class': build['priority_class'], 'build_priority': base.PRIORITIES[build['priority_class']],
         # Step 7
         'fraction_pods': [p['name'] for p in fractions], 'fraction_path': path(fraction.FILE),
         'fraction': fractions[0]['annotations'].get(kai_gpu.FRACTION_ANNOTATION), 'fraction_queue': fractions[0]['queue'],
+        'fraction_list': listed(p['name'] for p in fractions), 'fraction_file': fraction.FILE,
         # Step 8
         'report_path': path(report.FILE), 'report_keys': list(report.REPORT_KEYS), 'fr1': fractions[0]['name'],
+        'report_list': listed(report.REPORT_KEYS), 'report_count': len(report.REPORT_KEYS), 'report_file': report.FILE,
     }
     for step in registry.STEPS:
         found['n_' + step.id] = step.number

@@ -38,12 +38,12 @@ WORDS = {
         'ko': '그곳의 객체를 지우고 metadata.namespace: {namespace} 로(또는 kubectl -n {namespace}) 다시 만드세요.',
     },
     'default_scheduler': {
-        'en': 'Pod {name} was placed by {scheduler}, not KAI: spec.schedulerName is missing, so no queue, gang or fraction applies.',
-        'ko': '{name} 파드를 KAI가 아닌 {scheduler} 가 배치했습니다: spec.schedulerName 이 빠져 큐, 갱, 분할 GPU가 적용되지 않습니다.',
+        'en': 'Pod {name} was placed by {found}, not KAI: spec.schedulerName is missing, so no queue, gang or fraction applies.',
+        'ko': '{name} 파드를 KAI가 아닌 {found} 가 배치했습니다: spec.schedulerName 이 빠져 큐, 갱, 분할 GPU가 적용되지 않습니다.',
     },
     'default_scheduler_hint': {
-        'en': 'Add "schedulerName: kai-scheduler" under spec, delete the pod and create it again.',
-        'ko': 'spec 아래에 "schedulerName: kai-scheduler" 를 넣고 파드를 지운 뒤 다시 만드세요.',
+        'en': 'Add "schedulerName: {scheduler}" under spec, delete the pod and create it again.',
+        'ko': 'spec 아래에 "schedulerName: {scheduler}" 를 넣고 파드를 지운 뒤 다시 만드세요.',
     },
     'not_placed': {
         'en': '{name} runs on {node}, but KAI did not place it: it has no PodBound condition from KAI\'s binder '
@@ -124,16 +124,18 @@ def pod_spec_problems(snapshot, pod, gpus):
         problems.append(bilingual('%s is for namespace %s, the lab works in %s' % (name, namespace, snapshot.namespace),
                                   '%s 의 네임스페이스가 %s 입니다. 실습은 %s 에서 합니다' % (name, namespace, snapshot.namespace)))
     if kai.scheduler_name(pod) != kai.SCHEDULER_NAME:
-        problems.append(bilingual('%s has no schedulerName: kai-scheduler, so the default scheduler would place it' % name,
-                                  '%s 에 schedulerName: kai-scheduler 가 없어 기본 스케줄러가 배치합니다' % name))
+        problems.append(bilingual('%s has no schedulerName: %s, so the default scheduler would place it'
+                                  % (name, kai.SCHEDULER_NAME),
+                                  '%s 에 schedulerName: %s 가 없어 기본 스케줄러가 배치합니다' % (name, kai.SCHEDULER_NAME)))
     if kai.pod_queue(pod) != RESEARCH:
-        problems.append(bilingual('%s has queue label %s, expected research' % (name, kai.pod_queue(pod)),
-                                  '%s 의 큐 레이블이 %s 입니다. research 여야 합니다' % (name, kai.pod_queue(pod))))
+        problems.append(bilingual('%s has queue label %s, expected %s' % (name, kai.pod_queue(pod), RESEARCH),
+                                  '%s 의 큐 레이블이 %s 입니다. %s 여야 합니다' % (name, kai.pod_queue(pod), RESEARCH)))
     if kai.pod_node(pod):
         problems.append(say_both(WORDS['node_name'], name=name, node=printable(str(kai.pod_node(pod)), 120)))
     if gpus is not None and kai_gpu.gpu_limit(pod) != gpus:
-        problems.append(bilingual('%s asks for %s nvidia.com/gpu, expected %s' % (name, kai_gpu.gpu_limit(pod), gpus),
-                                  '%s 의 nvidia.com/gpu 가 %s 입니다. %s 여야 합니다' % (name, kai_gpu.gpu_limit(pod), gpus)))
+        values = (name, kai_gpu.gpu_limit(pod), kai_gpu.GPU_RESOURCE, gpus)
+        problems.append(bilingual('%s asks for %s %s, expected %s' % values,
+                                  '%s 의 %s 가 %s 입니다. %s 여야 합니다' % (name, kai_gpu.GPU_RESOURCE, values[1], gpus)))
     return problems
 
 
@@ -159,8 +161,9 @@ def lab_pod(snapshot, name):
 def require_kai(pod):
     scheduler = kai.scheduler_name(pod)
     if scheduler != kai.SCHEDULER_NAME:
-        raise stopped(say_both(WORDS['default_scheduler'], name=kai.name_of(pod), scheduler=scheduler),
-                      {'schedulerName': scheduler}, hint=say_both(WORDS['default_scheduler_hint']))
+        raise stopped(say_both(WORDS['default_scheduler'], name=kai.name_of(pod), found=scheduler),
+                      {'schedulerName': scheduler}, hint=say_both(WORDS['default_scheduler_hint'],
+                                                                  scheduler=kai.SCHEDULER_NAME))
 
 
 def require_running(snapshot, name):

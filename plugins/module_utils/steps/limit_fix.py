@@ -39,16 +39,17 @@ def solve(runner):
 
 WORDS = {
     'limit_fix.queue': {
-        'desc': {'en': 'nolimit\'s GPU limit patched to -1, nothing else changed', 'ko': 'nolimit 의 GPU limit 만 -1 로 patch'},
-        'fail': {'en': 'queue nolimit: {problem}', 'ko': 'nolimit 큐: {problem}'},
-        'hint': {'en': "kubectl patch queue nolimit --type merge -p '{{\"spec\":{{\"resources\":{{\"gpu\":{{\"limit\":-1}}}}}}}}'",
-                 'ko': "kubectl patch queue nolimit --type merge -p '{{\"spec\":{{\"resources\":{{\"gpu\":{{\"limit\":-1}}}}}}}}'"},
+        'desc': {'en': '{nolimit}\'s GPU limit patched to {limit_value}, nothing else changed',
+                 'ko': '{nolimit} 의 GPU limit 만 {limit_value} 로 patch'},
+        'fail': {'en': 'queue {nolimit}: {problem}', 'ko': '{nolimit} 큐: {problem}'},
+        'hint': {'en': "kubectl patch queue {nolimit} --type merge -p '{limit_patch}'",
+                 'ko': "kubectl patch queue {nolimit} --type merge -p '{limit_patch}'"},
     },
     'limit_fix.running': {
-        'desc': {'en': 'nl-1 runs after the fix', 'ko': '수정 후 nl-1 실행 중'},
-        'fail': {'en': 'nl-1: {problem}', 'ko': 'nl-1: {problem}'},
-        'hint': {'en': 'After the patch KAI places nl-1 in its next cycle; kubectl -n kai-lab get pod nl-1 -w.',
-                 'ko': 'patch 후 다음 스케줄링 주기에 배치됩니다. kubectl -n kai-lab get pod nl-1 -w 로 확인하세요.'},
+        'desc': {'en': '{nl1} runs after the fix', 'ko': '수정 후 {nl1} 실행 중'},
+        'fail': {'en': '{nl1}: {problem}', 'ko': '{nl1}: {problem}'},
+        'hint': {'en': 'After the patch KAI places {nl1} in its next cycle; kubectl -n {namespace} get pod {nl1} -w.',
+                 'ko': 'patch 후 다음 스케줄링 주기에 배치됩니다. kubectl -n {namespace} get pod {nl1} -w 로 확인하세요.'},
     },
 }
 
@@ -60,9 +61,9 @@ def check_queue(snapshot):
     summary = kai.queue_summary(queue)
     gpu = summary['gpu']
     if gpu['limit'] != kai.UNLIMITED:
-        return failed(bilingual('gpu limit is %s, expected -1' % (gpu['limit'] if gpu['limit_set'] else 'unset (0)'),
-                                'gpu limit 이 %s 입니다. -1 이어야 합니다' % (gpu['limit'] if gpu['limit_set'] else '없음(0)')),
-                      summary)
+        found = (gpu['limit'] if gpu['limit_set'] else 'unset (0)', gpu['limit'] if gpu['limit_set'] else '없음(0)')
+        return failed(bilingual('gpu limit is %s, expected %s' % (found[0], kai.UNLIMITED),
+                                'gpu limit 이 %s 입니다. %s 이어야 합니다' % (found[1], kai.UNLIMITED)), summary)
     if gpu['quota'] != NOLIMIT_QUEUE['gpu_quota'] or summary['parent'] != NOLIMIT_QUEUE['parent']:
         return failed(bilingual('more than the limit changed: quota %s, parent %s' % (gpu['quota'], summary['parent']),
                                 'limit 외에도 바뀌었습니다: quota %s, parent %s' % (gpu['quota'], summary['parent'])), summary)
@@ -76,7 +77,7 @@ def check_running(snapshot):
 
 STEP = Step(
     'limit_fix', 4, {'en': 'Fix the limit', 'ko': 'limit 고치기'}, [],
-    'nolimit gpu limit -1; nl-1 Running', solve, (
+    '%s gpu limit %s; %s Running' % (NOLIMIT_QUEUE['name'], kai.UNLIMITED, NL1), solve, (
         Check('limit_fix.queue', 1, check_queue, WORDS['limit_fix.queue']),
         Check('limit_fix.running', 2, check_running, WORDS['limit_fix.running']),
     ))

@@ -62,18 +62,23 @@ def solve(runner):
 
 WORDS = {
     'nolimit.queue': {
-        'desc': {'en': 'Queue nolimit under lab with GPU quota 1', 'ko': 'lab 아래 GPU quota 1 인 nolimit 큐'},
-        'fail': {'en': 'queue nolimit: {problem}', 'ko': 'nolimit 큐: {problem}'},
-        'hint': {'en': 'Create Queue nolimit with parentQueue lab and resources.gpu.quota 1 and no limit.',
-                 'ko': 'parentQueue lab, resources.gpu.quota 1, limit 없이 nolimit 큐를 만드세요.'},
+        'desc': {'en': 'Queue {nolimit} under {nolimit_parent} with GPU quota {nolimit_quota}',
+                 'ko': '{nolimit_parent} 아래 GPU quota {nolimit_quota} 인 {nolimit} 큐'},
+        'fail': {'en': 'queue {nolimit}: {problem}', 'ko': '{nolimit} 큐: {problem}'},
+        'hint': {'en': 'Create Queue {nolimit} with parentQueue {nolimit_parent} and resources.gpu.quota {nolimit_quota} '
+                       'and no limit.',
+                 'ko': 'parentQueue {nolimit_parent}, resources.gpu.quota {nolimit_quota}, limit 없이 {nolimit} 큐를 '
+                       '만드세요.'},
     },
     'nolimit.reason': {
-        'desc': {'en': 'nolimit.txt holds KAI\'s OverLimit reason for nl-1', 'ko': 'nolimit.txt 에 nl-1 에 대한 KAI의 OverLimit 이유'},
-        'fail': {'en': 'nolimit.txt: {problem}', 'ko': 'nolimit.txt: {problem}'},
-        'hint': {'en': 'While nl-1 is Pending: kubectl -n kai-lab get podgroup <nl-1\'s PodGroup> -o yaml, copy '
-                       'status.schedulingConditions[0].message (it starts with OverLimit).',
-                 'ko': 'nl-1 이 Pending 일 때 kubectl -n kai-lab get podgroup <nl-1 의 PodGroup> -o yaml 에서 '
-                       'status.schedulingConditions[0].message (OverLimit 으로 시작) 를 복사하세요.'},
+        'desc': {'en': '{nolimit_file} holds KAI\'s {over_limit} reason for {nl1}',
+                 'ko': '{nolimit_file} 에 {nl1} 에 대한 KAI의 {over_limit} 이유'},
+        'fail': {'en': '{nolimit_file}: {problem}', 'ko': '{nolimit_file}: {problem}'},
+        'hint': {'en': 'While {nl1} is Pending: kubectl -n {namespace} get podgroup <{nl1}\'s PodGroup> -o yaml, copy '
+                       'status.schedulingConditions[0].message (it starts with {over_limit}) into {nolimit_path}.',
+                 'ko': '{nl1} 이 Pending 일 때 kubectl -n {namespace} get podgroup <{nl1} 의 PodGroup> -o yaml 에서 '
+                       'status.schedulingConditions[0].message ({over_limit} 으로 시작) 를 {nolimit_path} 에 '
+                       '복사하세요.'},
     },
 }
 
@@ -84,9 +89,9 @@ def check_queue(snapshot):
         return failed(bilingual('not in the cluster', '클러스터에 없습니다'))
     summary = kai.queue_summary(queue)
     if summary['parent'] != NOLIMIT_QUEUE['parent'] or summary['gpu']['quota'] != NOLIMIT_QUEUE['gpu_quota']:
-        return failed(bilingual('parentQueue %s, gpu quota %s; expected lab and 1' % (summary['parent'], summary['gpu']['quota']),
-                                'parentQueue %s, gpu quota %s 입니다. lab 과 1 이어야 합니다'
-                                % (summary['parent'], summary['gpu']['quota'])), summary)
+        values = (summary['parent'], summary['gpu']['quota'], NOLIMIT_QUEUE['parent'], NOLIMIT_QUEUE['gpu_quota'])
+        return failed(bilingual('parentQueue %s, gpu quota %s; expected %s and %s' % values,
+                                'parentQueue %s, gpu quota %s 입니다. %s 과 %s 이어야 합니다' % values), summary)
     return passed(summary)
 
 
@@ -153,8 +158,8 @@ def check_reason(snapshot):
                                     '("... quota has reached the allowable limit of GPUs ...")',
                                     '이유 코드만 있고 KAI의 메시지가 없습니다. 조건 메시지 전체를 복사하세요 '
                                     '("... quota has reached the allowable limit of GPUs ...")'))
-        return failed(bilingual('does not hold KAI\'s OverLimit reason (got: %s)' % raw[:120],
-                                'KAI의 OverLimit 이유가 아닙니다 (내용: %s)' % raw[:120]))
+        return failed(bilingual('does not hold KAI\'s %s reason (got: %s)' % (kai.REASON_OVER_LIMIT, raw[:120]),
+                                'KAI의 %s 이유가 아닙니다 (내용: %s)' % (kai.REASON_OVER_LIMIT, raw[:120])))
     proofs, rejected, known = over_limit_proofs(snapshot)
     entry = None
     if proofs:
@@ -165,15 +170,16 @@ def check_reason(snapshot):
             return evidence.forged(rejected, {'file': raw})
         if entry is None:
             return evidence.gone('nolimit', bilingual(
-                'KAI\'s OverLimit record for nl-1 (its PodGroup condition and events) is gone, '
-                'so the text cannot be matched with the cluster',
-                'nl-1 에 대한 KAI의 OverLimit 기록(PodGroup 조건과 이벤트)이 없어 클러스터와 대조할 수 없습니다'),
+                'KAI\'s %s record for %s (its PodGroup condition and events) is gone, '
+                'so the text cannot be matched with the cluster' % (kai.REASON_OVER_LIMIT, NL1),
+                '%s 에 대한 KAI의 %s 기록(PodGroup 조건과 이벤트)이 없어 클러스터와 대조할 수 없습니다'
+                % (NL1, kai.REASON_OVER_LIMIT)),
                 stale, {'file': raw})
         said = grade_record.best_proof(entry)['message']
     # The learner's file is read now, whichever proof of KAI's word is used.
     if 'Limit is 0 GPUs' in said and 'Limit is 0 GPUs' not in raw:
-        return failed(bilingual('does not match KAI\'s message for nl-1: %s' % said[:160],
-                                'nl-1 에 대한 KAI 메시지와 다릅니다: %s' % said[:160]), {'file': raw, 'kai': said})
+        return failed(bilingual('does not match KAI\'s message for %s: %s' % (NL1, said[:160]),
+                                '%s 에 대한 KAI 메시지와 다릅니다: %s' % (NL1, said[:160])), {'file': raw, 'kai': said})
     if entry is not None:
         return evidence.from_record(entry, file=raw, kai=said)
     return evidence.live(proofs, known.pods([NL1]), rejected, file=raw, kai=said)
@@ -181,7 +187,7 @@ def check_reason(snapshot):
 
 STEP = Step(
     'nolimit', 3, {'en': 'The empty-limit trap', 'ko': '빈 limit 함정'}, [FILE],
-    'nl-1 Pending with OverLimit; nolimit.txt holds the reason', solve, (
+    '%s Pending with %s; %s holds the reason' % (NL1, kai.REASON_OVER_LIMIT, FILE), solve, (
         Check('nolimit.queue', 1, check_queue, WORDS['nolimit.queue']),
         Check('nolimit.reason', 2, check_reason, WORDS['nolimit.reason']),
     ))

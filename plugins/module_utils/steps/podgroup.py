@@ -21,7 +21,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_POD, P1, RESEARCH, Check, Step, bilingual, failed, gpu_pod, passed, unverified)
+    BUILD_POD, P1, RESEARCH, Check, Step, bilingual, failed, gpu_pod, passed, say_both, unverified)
 
 MANIFEST_FILE = 'p1.yaml'
 PODGROUP_FILE = 'podgroup.txt'
@@ -55,25 +55,36 @@ def solve(runner):
 
 WORDS = {
     'podgroup.manifest': {
-        'desc': {'en': 'p1.yaml asks KAI for 1 GPU in queue research', 'ko': 'p1.yaml 이 research 큐에서 KAI에 GPU 1개를 요청'},
-        'fail': {'en': 'p1.yaml: {problem}', 'ko': 'p1.yaml: {problem}'},
-        'hint': {'en': 'Pod p1 in kai-lab: spec.schedulerName kai-scheduler, label kai.scheduler/queue: research, '
-                       'limits nvidia.com/gpu: 1.',
-                 'ko': 'kai-lab 의 p1 파드: spec.schedulerName kai-scheduler, 레이블 kai.scheduler/queue: research, '
-                       'limits nvidia.com/gpu: 1.'},
+        'desc': {'en': '{p1_file} asks KAI for {p1_gpus} GPU in queue {research}',
+                 'ko': '{p1_file} 이 {research} 큐에서 KAI에 GPU {p1_gpus}개를 요청'},
+        'fail': {'en': '{p1_file}: {problem}', 'ko': '{p1_file}: {problem}'},
+        'hint': {'en': 'Pod {p1} in {namespace}: spec.schedulerName {scheduler}, label {queue_label}: {research}, '
+                       'limits {gpu_resource}: {p1_gpus}.',
+                 'ko': '{namespace} 의 {p1} 파드: spec.schedulerName {scheduler}, 레이블 {queue_label}: {research}, '
+                       'limits {gpu_resource}: {p1_gpus}.'},
     },
     'podgroup.running': {
-        'desc': {'en': 'p1 runs, placed by KAI', 'ko': 'p1 이 KAI로 배치되어 실행 중'},
-        'fail': {'en': 'p1: {problem}', 'ko': 'p1: {problem}'},
-        'hint': {'en': 'kubectl -n kai-lab describe pod p1 shows why; see the PodGroup with kubectl -n kai-lab get podgroups.',
-                 'ko': 'kubectl -n kai-lab describe pod p1 로 이유를 보고 kubectl -n kai-lab get podgroups 로 PodGroup을 확인하세요.'},
+        'desc': {'en': '{p1} runs, placed by KAI', 'ko': '{p1} 이 KAI로 배치되어 실행 중'},
+        'fail': {'en': '{p1}: {problem}', 'ko': '{p1}: {problem}'},
+        'hint': {'en': 'kubectl -n {namespace} describe pod {p1} shows why; see the PodGroup with kubectl -n {namespace} '
+                       'get podgroups.',
+                 'ko': 'kubectl -n {namespace} describe pod {p1} 로 이유를 보고 kubectl -n {namespace} get podgroups 로 '
+                       'PodGroup을 확인하세요.'},
     },
     'podgroup.file': {
-        'desc': {'en': 'podgroup.txt names p1\'s PodGroup', 'ko': 'podgroup.txt 가 p1 의 PodGroup 이름'},
-        'fail': {'en': 'podgroup.txt: {problem}', 'ko': 'podgroup.txt: {problem}'},
-        'hint': {'en': "kubectl -n kai-lab get pod p1 -o jsonpath='{{.metadata.annotations.pod-group-name}}' > podgroup.txt",
-                 'ko': "kubectl -n kai-lab get pod p1 -o jsonpath='{{.metadata.annotations.pod-group-name}}' > podgroup.txt"},
+        'desc': {'en': '{podgroup_file} names {p1}\'s PodGroup', 'ko': '{podgroup_file} 가 {p1} 의 PodGroup 이름'},
+        'fail': {'en': '{podgroup_file}: {problem}', 'ko': '{podgroup_file}: {problem}'},
+        'hint': {'en': "kubectl -n {namespace} get pod {p1} -o jsonpath='{{.metadata.annotations.{podgroup_annotation}}}' "
+                       "> {podgroup_path}",
+                 'ko': "kubectl -n {namespace} get pod {p1} -o jsonpath='{{.metadata.annotations.{podgroup_annotation}}}' "
+                       "> {podgroup_path}"},
     },
+    'gone': {'en': '{p1} is gone; its events show it ran through KAI but not the whole story',
+             'ko': '{p1} 이 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'},
+    'gone_expired': {'en': '{p1} is gone (KAI may have evicted it in step {n_preempt}) and its events have expired',
+                     'ko': '{p1} 이 없고({n_preempt}단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'},
+    'both_gone': {'en': '{p1} and its PodGroup are gone (evicted in step {n_preempt}?), so {claimed} cannot be matched',
+                  'ko': '{p1} 과 PodGroup 이 없어({n_preempt}단계에서 밀려남?) {claimed} 를 대조할 수 없습니다'},
 }
 
 
@@ -100,13 +111,11 @@ def missing_p1(snapshot):
     if victims and ran_by_kai:
         return passed({'evicted': victims[-1]['message']})
     if victims or ran_by_kai:
-        return unverified(bilingual('p1 is gone; its events show it ran through KAI but not the whole story',
-                                    'p1 이 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'))
+        return unverified(say_both(WORDS['gone'], **snapshot.lab))
     if snapshot.pod(BUILD_POD) is not None and not learner.pod_events(snapshot, P1):
-        return unverified(bilingual('p1 is gone (KAI may have evicted it in step 6) and its events have expired',
-                                    'p1 이 없고(6단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'))
-    return failed(bilingual('pod p1 does not exist in %s' % snapshot.namespace,
-                            '%s 네임스페이스에 p1 파드가 없습니다' % snapshot.namespace))
+        return unverified(say_both(WORDS['gone_expired'], **snapshot.lab))
+    return failed(bilingual('pod %s does not exist in %s' % (P1, snapshot.namespace),
+                            '%s 네임스페이스에 %s 파드가 없습니다' % (snapshot.namespace, P1)))
 
 
 def check_file(snapshot):
@@ -128,30 +137,30 @@ def check_file(snapshot):
     if pod is not None:
         actual = kai.podgroup_name_of_pod(pod)
         if claimed != actual:
-            return failed(bilingual('says %s but p1\'s PodGroup is %s' % (claimed, actual),
-                                    '%s 라고 되어 있지만 p1 의 PodGroup 은 %s 입니다' % (claimed, actual)),
+            return failed(bilingual('says %s but %s\'s PodGroup is %s' % (claimed, P1, actual),
+                                    '%s 라고 되어 있지만 %s 의 PodGroup 은 %s 입니다' % (claimed, P1, actual)),
                           {'claimed': claimed, 'actual': actual})
     podgroup = snapshot.podgroup(claimed)
     if podgroup is None:
         if pod is not None:
-            return unverified(bilingual('p1 names %s but that PodGroup object is gone, so its owner cannot be checked'
-                                        % claimed,
-                                        'p1 이 %s 를 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다' % claimed))
-        if claimed.startswith('pg-%s-' % P1):
-            return unverified(bilingual('p1 and its PodGroup are gone (evicted in step 6?), so %s cannot be matched' % claimed,
-                                        'p1 과 PodGroup 이 없어(6단계에서 밀려남?) %s 를 대조할 수 없습니다' % claimed))
+            return unverified(bilingual('%s names %s but that PodGroup object is gone, so its owner cannot be checked'
+                                        % (P1, claimed),
+                                        '%s 이 %s 를 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다'
+                                        % (P1, claimed)))
+        if claimed.startswith(kai.workload_podgroup_name(P1, '')):
+            return unverified(say_both(WORDS['both_gone'], **dict(snapshot.lab, claimed=claimed)))
         return failed(bilingual('no PodGroup named %s exists in %s' % (claimed, snapshot.namespace),
                                 '%s 에 %s 라는 PodGroup 이 없습니다' % (snapshot.namespace, claimed)))
     owner = kai.podgroup_summary(podgroup)['owner']
     if owner and owner.get('name') != P1:
-        return failed(bilingual('%s belongs to %s %s, not p1' % (claimed, owner.get('kind'), owner.get('name')),
-                                '%s 는 p1 이 아니라 %s %s 의 것입니다' % (claimed, owner.get('kind'), owner.get('name'))))
+        return failed(bilingual('%s belongs to %s %s, not %s' % (claimed, owner.get('kind'), owner.get('name'), P1),
+                                '%s 는 %s 이 아니라 %s %s 의 것입니다' % (claimed, P1, owner.get('kind'), owner.get('name'))))
     return passed({'podgroup': claimed})
 
 
 STEP = Step(
-    'podgroup', 2, {'en': 'Pod p1 and its PodGroup', 'ko': 'p1 파드와 PodGroup'}, [MANIFEST_FILE, PODGROUP_FILE],
-    'p1 Running through KAI; podgroup.txt names its PodGroup', solve, (
+    'podgroup', 2, {'en': 'Pod %s and its PodGroup' % P1, 'ko': '%s 파드와 PodGroup' % P1}, [MANIFEST_FILE, PODGROUP_FILE],
+    '%s Running through KAI; %s names its PodGroup' % (P1, PODGROUP_FILE), solve, (
         Check('podgroup.manifest', 1, check_manifest, WORDS['podgroup.manifest'], files_only=True),
         Check('podgroup.running', 2, check_running, WORDS['podgroup.running']),
         Check('podgroup.file', 1, check_file, WORDS['podgroup.file']),

@@ -15,6 +15,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs a
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_CLASS, BUILD_POD, P1, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed)
@@ -71,16 +72,22 @@ def solve(runner):
 
 WORDS = {
     'preempt.build_running': {
-        'desc': {'en': 'bd-1 (priority build) runs in queue research', 'ko': 'bd-1 (build 우선순위) 이 research 큐에서 실행 중'},
-        'fail': {'en': 'bd-1: {problem}', 'ko': 'bd-1: {problem}'},
-        'hint': {'en': 'Pod bd-1: priorityClassName build, 1 GPU, queue research, schedulerName kai-scheduler.',
-                 'ko': 'bd-1 파드: priorityClassName build, GPU 1개, research 큐, schedulerName kai-scheduler.'},
+        'desc': {'en': '{build_pod} (priority {build_class}) runs in queue {build_queue}',
+                 'ko': '{build_pod} ({build_class} 우선순위) 이 {build_queue} 큐에서 실행 중'},
+        'fail': {'en': '{build_pod}: {problem}', 'ko': '{build_pod}: {problem}'},
+        'hint': {'en': 'Pod {build_pod}: priorityClassName {build_class}, {build_gpus} GPU, queue {build_queue}, '
+                       'schedulerName {scheduler}.',
+                 'ko': '{build_pod} 파드: priorityClassName {build_class}, GPU {build_gpus}개, {build_queue} 큐, '
+                       'schedulerName {scheduler}.'},
     },
     'preempt.evicted': {
-        'desc': {'en': 'KAI evicted one train pod of research for bd-1', 'ko': 'KAI가 bd-1 을 위해 research 의 train 파드 하나를 밀어냄'},
+        'desc': {'en': 'KAI evicted one {train_class} pod of {train_queue} for {build_pod}',
+                 'ko': 'KAI가 {build_pod} 을 위해 {train_queue} 의 {train_class} 파드 하나를 밀어냄'},
         'fail': {'en': '{problem}', 'ko': '{problem}'},
-        'hint': {'en': 'tr-1 and tr-2 (priorityClassName train) must fill all 4 GPUs before bd-1 is created.',
-                 'ko': 'bd-1 을 만들기 전에 tr-1, tr-2 (priorityClassName train) 로 GPU 4개를 모두 채워야 합니다.'},
+        'hint': {'en': '{train_list} (priorityClassName {train_class}) must fill all {gpus} GPUs before {build_pod} is '
+                       'created.',
+                 'ko': '{build_pod} 을 만들기 전에 {train_list} (priorityClassName {train_class}) 로 GPU {gpus}개를 모두 '
+                       '채워야 합니다.'},
     },
 }
 
@@ -90,11 +97,11 @@ def check_build_running(snapshot):
     problems = []
     priority_class = (pod.get('spec') or {}).get('priorityClassName')
     if priority_class != BUILD_CLASS:
-        problems.append(bilingual('priorityClassName is %s, expected build' % priority_class,
-                                  'priorityClassName 이 %s 입니다. build 여야 합니다' % priority_class))
+        problems.append(bilingual('priorityClassName is %s, expected %s' % (priority_class, BUILD_CLASS),
+                                  'priorityClassName 이 %s 입니다. %s 여야 합니다' % (priority_class, BUILD_CLASS)))
     if kai.pod_queue(pod) != RESEARCH:
-        problems.append(bilingual('queue is %s, expected research' % kai.pod_queue(pod),
-                                  '큐가 %s 입니다. research 여야 합니다' % kai.pod_queue(pod)))
+        problems.append(bilingual('queue is %s, expected %s' % (kai.pod_queue(pod), RESEARCH),
+                                  '큐가 %s 입니다. %s 여야 합니다' % (kai.pod_queue(pod), RESEARCH)))
     return learner.fail_on(problems) or passed({'phase': kai.pod_phase(pod), 'priorityClassName': BUILD_CLASS})
 
 
@@ -104,18 +111,19 @@ WHY = {
     'not_victims_podgroup': {'en': '{object} is not the PodGroup of {victim} ({podgroup})',
                              'ko': '{object} 는 {victim} 의 PodGroup({podgroup})이 아닙니다'},
     'unknown_victim': {'en': 'no pod {victim} of this lab is known (not now, not in the record, not in its own events '
-                             'before bd-1 came)',
-                       'ko': '이 실습의 {victim} 파드를 알 수 없습니다 (지금도, 기록에도, bd-1 이전의 자기 이벤트에도 없음)'},
-    'not_for_build': {'en': 'its preemptor is {preemptor}, not bd-1\'s PodGroup {podgroup}',
-                      'ko': '선점한 쪽이 bd-1 의 PodGroup {podgroup} 이 아니라 {preemptor} 입니다'},
-    'after_build': {'en': 'it was stored at {stored}, after bd-1 was scheduled at {scheduled}',
-                    'ko': 'bd-1 이 {scheduled} 에 배치된 뒤인 {stored} 에 저장되었습니다'},
-    'before_build': {'en': 'it was stored at {stored}, before bd-1 was created at {created}',
-                     'ko': 'bd-1 이 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+                             'before {build} came)',
+                       'ko': '이 실습의 {victim} 파드를 알 수 없습니다 (지금도, 기록에도, {build} 이전의 자기 이벤트에도 없음)'},
+    'not_for_build': {'en': 'its preemptor is {preemptor}, not {build}\'s PodGroup {podgroup}',
+                      'ko': '선점한 쪽이 {build} 의 PodGroup {podgroup} 이 아니라 {preemptor} 입니다'},
+    'after_build': {'en': 'it was stored at {stored}, after {build} was scheduled at {scheduled}',
+                    'ko': '{build} 이 {scheduled} 에 배치된 뒤인 {stored} 에 저장되었습니다'},
+    'before_build': {'en': 'it was stored at {stored}, before {build} was created at {created}',
+                     'ko': '{build} 이 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
 }
 
 
 def _why(key, **values):
+    values = dict(values, build=BUILD_POD)
     return bilingual(WHY[key]['en'].format(**values), WHY[key]['ko'].format(**values))
 
 
@@ -169,7 +177,8 @@ def evictions_by_build(snapshot, events):
         elif why is None and kai_events.involved(event).get('name') != groups[victim]:
             why = _why('not_victims_podgroup', object=obj, victim=victim, podgroup=groups[victim])
         elif why is None and (BUILD_POD not in groups or preemptor != groups[BUILD_POD]):
-            why = _why('not_for_build', preemptor=preemptor, podgroup=groups.get(BUILD_POD, 'pg-%s-<uid>' % BUILD_POD))
+            why = _why('not_for_build', preemptor=preemptor,
+                       podgroup=groups.get(BUILD_POD, kai.workload_podgroup_name(BUILD_POD, '<uid>')))
         elif why is None and not kai_events.not_before(kai_events.event_stored(event), build.get('created')):
             why = _why('before_build', stored=kai_events.event_stored(event), created=build.get('created'))
         elif why is None and scheduled and kai.meta(event).get('creationTimestamp') \
@@ -227,10 +236,12 @@ def check_evicted(snapshot):
             return evidence.gone('preempt', expired_eviction(trains_gone), stale)
     if rejected:
         return evidence.forged(rejected, {'evictions': evictions})
-    return failed(bilingual('no Evict event from KAI for a train pod of research; bd-1 did not preempt anything '
-                            '(were tr-1 and tr-2 running with priorityClassName train when bd-1 came?)',
-                            'research 의 train 파드에 대한 KAI의 Evict 이벤트가 없습니다. bd-1 이 선점하지 않았습니다 '
-                            '(bd-1 을 만들 때 tr-1, tr-2 가 priorityClassName train 으로 실행 중이었나요?)'),
+    values = {'train': TRAIN_CLASS, 'queue': RESEARCH, 'build': BUILD_POD, 'trains': ', '.join(TRAIN_PODS)}
+    return failed(bilingual('no Evict event from KAI for a {train} pod of {queue}; {build} did not preempt anything '
+                            '(were {trains} running with priorityClassName {train} when {build} came?)'.format(**values),
+                            '{queue} 의 {train} 파드에 대한 KAI의 Evict 이벤트가 없습니다. {build} 이 선점하지 않았습니다 '
+                            '({build} 을 만들 때 {trains} 가 priorityClassName {train} 으로 실행 중이었나요?)'
+                            .format(**values)),
                   {'evictions': evictions})
 
 
@@ -238,18 +249,19 @@ def expired_eviction(trains_gone):
     """Why the eviction cannot be verified: KAI evicts one train pod; when both
     are gone the other was deleted in step 7, and only the events told which."""
     if len(trains_gone) == 1:
-        return bilingual('no events are left to show that KAI evicted %s for bd-1' % trains_gone[0],
-                         'KAI가 bd-1 을 위해 %s 을(를) 밀어냈다는 것을 보여줄 이벤트가 남아 있지 않습니다' % trains_gone[0])
-    names = ', '.join(trains_gone)
-    return bilingual('no events are left to show which one of %s KAI evicted for bd-1 (the other is deleted in step 7)'
-                     % names,
-                     '%s 중 KAI가 bd-1 을 위해 밀어낸 하나가 어느 것인지 보여줄 이벤트가 남아 있지 않습니다 '
-                     '(다른 하나는 7단계에서 지웁니다)' % names)
+        return bilingual('no events are left to show that KAI evicted %s for %s' % (trains_gone[0], BUILD_POD),
+                         'KAI가 %s 을 위해 %s 을(를) 밀어냈다는 것을 보여줄 이벤트가 남아 있지 않습니다'
+                         % (BUILD_POD, trains_gone[0]))
+    values = (', '.join(trains_gone), BUILD_POD, fraction.STEP.number)
+    return bilingual('no events are left to show which one of %s KAI evicted for %s (the other is deleted in step %d)'
+                     % values,
+                     '%s 중 KAI가 %s 을 위해 밀어낸 하나가 어느 것인지 보여줄 이벤트가 남아 있지 않습니다 '
+                     '(다른 하나는 %d단계에서 지웁니다)' % values)
 
 
 STEP = Step(
-    'preempt', 6, {'en': 'build evicts train', 'ko': 'build가 train을 밀어낸다'}, [],
-    'bd-1 Running; exactly one preemptible research pod evicted by KAI', solve, (
+    'preempt', 6, {'en': '%s evicts %s' % (BUILD_CLASS, TRAIN_CLASS), 'ko': '%s가 %s을 밀어낸다' % (BUILD_CLASS, TRAIN_CLASS)},
+    [], '%s Running; exactly one preemptible %s pod evicted by KAI' % (BUILD_POD, RESEARCH), solve, (
         Check('preempt.build_running', 2, check_build_running, WORDS['preempt.build_running']),
         Check('preempt.evicted', 2, check_evicted, WORDS['preempt.evicted']),
     ))

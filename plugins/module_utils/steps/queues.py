@@ -65,27 +65,25 @@ def solve(runner):
 
 WORDS = {
     'queues.file': {
-        'desc': {'en': 'queues.yaml holds three Queue objects', 'ko': 'queues.yaml 에 Queue 객체 세 개'},
-        'fail': {'en': 'queues.yaml: {problem}', 'ko': 'queues.yaml: {problem}'},
-        'hint': {'en': 'Write lab, research and ops as apiVersion %s, kind Queue, separated by ---.' % kai.QUEUE_API,
-                 'ko': 'lab, research, ops 를 apiVersion %s, kind Queue 로 --- 로 구분해 작성하세요.' % kai.QUEUE_API},
+        'desc': {'en': '{queues_file} holds {queue_count} Queue objects', 'ko': '{queues_file} 에 Queue 객체 {queue_count}개'},
+        'fail': {'en': '{queues_file}: {problem}', 'ko': '{queues_file}: {problem}'},
+        'hint': {'en': 'Write the queues {queue_list} as apiVersion {queue_api}, kind Queue, separated by ---.',
+                 'ko': '{queue_list} 큐를 apiVersion {queue_api}, kind Queue 로 --- 로 구분해 작성하세요.'},
     },
     'queues.hierarchy': {
-        'desc': {'en': 'queues.yaml has the right parents, GPU quotas and limits',
-                 'ko': 'queues.yaml 의 부모 큐, GPU quota, limit 이 맞음'},
-        'fail': {'en': 'queues.yaml: {problem}', 'ko': 'queues.yaml: {problem}'},
-        'hint': {'en': 'lab: quota 4, limit -1; research: parentQueue lab, quota 2, limit 4; ops: parentQueue lab, quota 2, '
-                       'limit -1; cpu and memory quota -1, limit -1.',
-                 'ko': 'lab: quota 4, limit -1; research: parentQueue lab, quota 2, limit 4; ops: parentQueue lab, '
-                       'quota 2, limit -1; cpu, memory 는 quota -1, limit -1.'},
+        'desc': {'en': '{queues_file} has the right parents, GPU quotas and limits',
+                 'ko': '{queues_file} 의 부모 큐, GPU quota, limit 이 맞음'},
+        'fail': {'en': '{queues_file}: {problem}', 'ko': '{queues_file}: {problem}'},
+        'hint': {'en': '{queue_specs}; cpu and memory quota {cpu_quota}, limit {cpu_limit}.',
+                 'ko': '{queue_specs}; cpu, memory 는 quota {cpu_quota}, limit {cpu_limit}.'},
         'unset_limit': {'en': 'queue {name} has no gpu limit; KAI reads an unset limit as 0, so nothing can run in it',
                         'ko': '{name} 큐에 gpu limit 이 없습니다. KAI는 비어 있는 limit 을 0으로 읽어 아무것도 실행되지 않습니다'},
     },
     'queues.applied': {
-        'desc': {'en': 'The three queues are applied to the cluster as written',
-                 'ko': '세 큐가 파일대로 클러스터에 적용됨'},
+        'desc': {'en': 'The queues {queue_list} are applied to the cluster as written',
+                 'ko': '{queue_list} 큐가 파일대로 클러스터에 적용됨'},
         'fail': {'en': '{problem}', 'ko': '{problem}'},
-        'hint': {'en': 'kubectl apply -f /root/gsb-kai/queues.yaml', 'ko': 'kubectl apply -f /root/gsb-kai/queues.yaml'},
+        'hint': {'en': 'kubectl apply -f {queues_path}', 'ko': 'kubectl apply -f {queues_path}'},
     },
 }
 
@@ -122,11 +120,13 @@ def queue_problems(queue, name, want):
                                   '%s 의 gpu limit 이 %s 입니다. %s 여야 합니다' % values))
     for resource in ('cpu', 'memory'):
         got = summary[resource]
-        if (got['quota'], got['limit']) != (-1, -1):
-            problems.append(bilingual('%s %s quota/limit are %s/%s, expected -1/-1'
-                                      % (name, resource, got['quota'], got['limit'] if got['limit_set'] else 'unset'),
-                                      '%s 의 %s quota/limit 이 %s/%s 입니다. -1/-1 이어야 합니다'
-                                      % (name, resource, got['quota'], got['limit'] if got['limit_set'] else '없음')))
+        if (got['quota'], got['limit']) != (CPU_MEMORY['quota'], CPU_MEMORY['limit']):
+            problems.append(bilingual('%s %s quota/limit are %s/%s, expected %s/%s'
+                                      % (name, resource, got['quota'], got['limit'] if got['limit_set'] else 'unset',
+                                         CPU_MEMORY['quota'], CPU_MEMORY['limit']),
+                                      '%s 의 %s quota/limit 이 %s/%s 입니다. %s/%s 이어야 합니다'
+                                      % (name, resource, got['quota'], got['limit'] if got['limit_set'] else '없음',
+                                         CPU_MEMORY['quota'], CPU_MEMORY['limit'])))
     return problems
 
 

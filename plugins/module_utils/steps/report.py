@@ -23,7 +23,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.fraction import FRACTION_PODS
 
 FILE = 'report.json'
-REPORT_KEYS = ('gpu_allocated', 'reservation_pods', 'shared_gpu')
+GPU_ALLOCATED, RESERVATION_PODS, SHARED_GPU = 'gpu_allocated', 'reservation_pods', 'shared_gpu'
+REPORT_KEYS = (GPU_ALLOCATED, RESERVATION_PODS, SHARED_GPU)
 # No cluster of this lab comes near it; a bound keeps a learner's 1e300 out of the grade.
 MAX_COUNT = 100000
 
@@ -33,9 +34,9 @@ def report(all_pods, namespace, configmaps):
     lab namespace's ConfigMaps fr-1's environment refers to."""
     fr1 = [p for p in all_pods if kai.name_of(p) == FRACTION_PODS[0] and kai.meta(p).get('namespace') == namespace]
     return {
-        'gpu_allocated': kai_gpu.gpu_allocated(all_pods),
-        'reservation_pods': len(kai_gpu.reservation_pods(all_pods)),
-        'shared_gpu': kai_gpu.resolve_env(fr1[0], configmaps) if fr1 else None,
+        GPU_ALLOCATED: kai_gpu.gpu_allocated(all_pods),
+        RESERVATION_PODS: len(kai_gpu.reservation_pods(all_pods)),
+        SHARED_GPU: kai_gpu.resolve_env(fr1[0], configmaps) if fr1 else None,
     }
 
 
@@ -53,18 +54,24 @@ def solve(runner):
 
 WORDS = {
     'report.file': {
-        'desc': {'en': 'report.json has the three keys', 'ko': 'report.json 에 세 키'},
-        'fail': {'en': 'report.json: {problem}', 'ko': 'report.json: {problem}'},
-        'hint': {'en': 'A JSON object with gpu_allocated (number), reservation_pods (number) and shared_gpu (string).',
-                 'ko': 'gpu_allocated(숫자), reservation_pods(숫자), shared_gpu(문자열) 를 가진 JSON 객체.'},
+        'desc': {'en': '{report_file} has the {report_count} keys', 'ko': '{report_file} 에 키 {report_count}개'},
+        'fail': {'en': '{report_file}: {problem}', 'ko': '{report_file}: {problem}'},
+        'hint': {'en': 'A JSON object with {report_keys[0]} (number), {report_keys[1]} (number) and {report_keys[2]} '
+                       '(string), in {report_path}.',
+                 'ko': '{report_keys[0]}(숫자), {report_keys[1]}(숫자), {report_keys[2]}(문자열) 를 가진 JSON 객체를 '
+                       '{report_path} 에 작성하세요.'},
     },
     'report.values': {
-        'desc': {'en': 'report.json values equal what the cluster shows now', 'ko': 'report.json 값이 지금 클러스터와 같음'},
-        'fail': {'en': 'report.json: {problem}', 'ko': 'report.json: {problem}'},
-        'hint': {'en': 'Compute each value from this cluster with kubectl (all namespaces for gpu_allocated) and write it again.',
-                 'ko': '이 클러스터에서 kubectl 로 각 값을 다시 계산해 작성하세요 (gpu_allocated 는 모든 네임스페이스).'},
-        'copied': {'en': 'shared_gpu is {claimed} but fr-1 received {actual}: this report.json was not computed from this cluster',
-                   'ko': 'shared_gpu 가 {claimed} 이지만 fr-1 이 받은 값은 {actual} 입니다: 이 클러스터에서 계산한 report.json 이 아닙니다'},
+        'desc': {'en': '{report_file} values equal what the cluster shows now',
+                 'ko': '{report_file} 값이 지금 클러스터와 같음'},
+        'fail': {'en': '{report_file}: {problem}', 'ko': '{report_file}: {problem}'},
+        'hint': {'en': 'Compute each value from this cluster with kubectl (all namespaces for {report_keys[0]}) and '
+                       'write it again.',
+                 'ko': '이 클러스터에서 kubectl 로 각 값을 다시 계산해 작성하세요 ({report_keys[0]} 는 모든 네임스페이스).'},
+        'copied': {'en': '{key} is {claimed} but {pod} received {actual}: this {file} was not computed from this '
+                         'cluster',
+                   'ko': '{key} 가 {claimed} 이지만 {pod} 이 받은 값은 {actual} 입니다: 이 클러스터에서 계산한 {file} 이 '
+                         '아닙니다'},
     },
 }
 
@@ -91,13 +98,13 @@ def check_file(snapshot):
         problems.append(bilingual('missing key(s) %s' % ', '.join(missing), '키 %s 가 없습니다' % ', '.join(missing)))
     if extra:
         problems.append(bilingual('unexpected key(s) %s' % ', '.join(extra), '필요 없는 키 %s 가 있습니다' % ', '.join(extra)))
-    for key in ('gpu_allocated', 'reservation_pods'):
+    for key in (GPU_ALLOCATED, RESERVATION_PODS):
         if key in claims and not count_of(claims[key]):
             shown = learner_text.printable(repr(claims[key]), 60)
             problems.append(bilingual('%s must be a number, a whole one from 0 to %d, not %s' % (key, MAX_COUNT, shown),
                                       '%s 는 %s 가 아니라 숫자, 0 에서 %d 사이의 정수여야 합니다' % (key, shown, MAX_COUNT)))
-    if 'shared_gpu' in claims and not isinstance(claims['shared_gpu'], str):
-        problems.append(bilingual('shared_gpu must be a string', 'shared_gpu 는 문자열이어야 합니다'))
+    if SHARED_GPU in claims and not isinstance(claims[SHARED_GPU], str):
+        problems.append(bilingual('%s must be a string' % SHARED_GPU, '%s 는 문자열이어야 합니다' % SHARED_GPU))
     return learner.fail_on(problems) or passed(claims)
 
 
@@ -110,11 +117,11 @@ def check_values(snapshot):
     claims = learner.json_object(snapshot, FILE)
     actual = report(snapshot.all_pods, snapshot.namespace, snapshot.configmaps)
     evidence = {'report': claims, 'cluster': actual}
-    claimed_gpu = claims.get('shared_gpu')
-    if actual['shared_gpu'] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
-            and claimed_gpu != actual['shared_gpu'] and claimed_gpu not in device_ids(snapshot):
-        return failed(say_both(WORDS['report.values']['copied'], claimed=claimed_gpu, actual=actual['shared_gpu']),
-                      evidence)
+    claimed_gpu = claims.get(SHARED_GPU)
+    if actual[SHARED_GPU] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
+            and claimed_gpu != actual[SHARED_GPU] and claimed_gpu not in device_ids(snapshot):
+        return failed(say_both(WORDS['report.values']['copied'], claimed=claimed_gpu, actual=actual[SHARED_GPU],
+                               key=SHARED_GPU, pod=FRACTION_PODS[0], file=FILE), evidence)
     wrong = [k for k in REPORT_KEYS if claims.get(k) != actual[k]]
     if wrong:
         return failed(bilingual('; '.join('%s is %r, the cluster shows %r' % (k, claims.get(k), actual[k]) for k in wrong),
@@ -125,7 +132,7 @@ def check_values(snapshot):
 
 STEP = Step(
     'report', 8, {'en': 'Who holds the GPUs', 'ko': 'GPU는 누가 쥐고 있나'}, [FILE],
-    'report.json values equal the cluster', solve, (
+    '%s values equal the cluster' % FILE, solve, (
         Check('report.file', 1, check_file, WORDS['report.file'], files_only=True),
         Check('report.values', 2, check_values, WORDS['report.values']),
     ))

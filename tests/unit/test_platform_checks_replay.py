@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+"""The lab platforms' check scripts, run for real against the lab done by hand on KAI v0.17.0.
+
+kai-lab export writes each platform's package; each step's check script
+(Killercoda's verify.sh, Instruqt's check-kai-lab, iximiuz's task run with
+its hintcheck and failcheck) is executed by bash as the platform would, and
+calls kai-lab: the entry script provision installs (roles/kai_lab/templates/
+kai-lab.j2) over this checkout, reading a local API server (fake_api.py)
+that serves the objects recorded after each step (fixtures/kai-v0.17.0/,
+copied from shared/fixtures/kai-v0.17.0/) and the learner's files of then.
+
+The step done (the recording after it): every script passes. The step not
+yet done (the recording after the step before; the blank lab before step 1):
+every script fails with the step's own first failing check, as kai-lab check
+--json words it, in the platform's form (Instruqt's "FAIL: "), never as an
+environment fault.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import fake_api
+import kai_v017 as hand
+from conftest import FakeCluster, write_files
+from test_kai_lab_cli import kai_lab, render_entry, write_config
+from test_platform_export import URL, export, front_matter
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
+
+STEPS = list(registry.STEPS)
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory):
+    """The three packages, as kai-lab export writes them (English)."""
+    base = tmp_path_factory.mktemp("packages")
+    return dict((platform, export(base / platform, platform, collection=URL)[0])
+                for platform in ("killercoda", "instruqt", "iximiuz"))
+
+
+def scripts(packages, step):
+    """([(platform, command, what a failure's line starts with; None: nothing printed)], iximiuz's task) of step."""
+    iximiuz = front_matter(packages["iximiuz"] / "index.md")[0]["tasks"]["verify_" + step.id]
+    return [
+        ("killercoda", ["bash", str(packages["killercoda"] / ("step%d" % step.number) / "verify.sh")], ""),
+        ("instruqt", ["bash", str(packages["instruqt"] / ("%02d-%s" % (step.number, step.id.replace("_", "-")))
+                                  / "check-kai-lab")], "FAIL: "),
+        ("iximiuz", ["bash", "-c", iximiuz["run"]], None),
+    ], iximiuz
+
+
+def recorded(number):
+    """The cluster and the learner's files after step number (0: a blank lab)."""
+    if number == 0:
+        return {"files": {}}
+    return hand.hand_state(number)
+
+
+def run(command, entry, setup_dir):
+    """A script run as its platform runs it, with this kai-lab; within the scripts' own bound of a check."""
+    env = dict(os.environ, KAI_LAB_COMMAND=str(entry), KAI_LAB_SETUP_DIR=str(setup_dir))
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=platform_scripts.CHECK_SECONDS + 10,
+                          env=env)
+    assert time.monotonic() - started < platform_scripts.CHECK_SECONDS
+    return done
+
+
+@pytest.mark.parametrize("step", STEPS, ids=[s.id for s in STEPS])
+@pytest.mark.parametrize("done", [True, False], ids=["done", "not-done"])
+def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(tmp_path, packages, step, done):
+    state = recorded(step.number if done else step.number - 1)
+    # One lab: its files, and the recorded cluster served over HTTP; each caller keeps its own grader's record.
+    workdir = write_files(tmp_path / "gsb-kai", state["files"])
+    cluster = hand.add_jobs(FakeCluster(state), state)
+    server = fake_api.start(cluster)
+    try:
+        expected = None
+        if not done:
+            # What the step's first failing check says, from kai-lab check --json on the same lab.
+            where = tmp_path / "json"
+            where.mkdir()
+            config = write_config(where, workdir, lang="en")
+            code, out, _ = kai_lab(config, "check", step.id, "--json", cluster=hand.add_jobs(FakeCluster(state), state))
+            assert code == 1, out
+            first = [c for c in json.loads(out)["checks"] if c["status"] != "passed"][0]
+            assert first["id"].startswith(step.id + ".")
+            expected = "%s: %s. Hint: %s" % (first["id"], first["message"].rstrip(". "), first["hint"] or "-")
+        checks, iximiuz = scripts(packages, step)
+        entries = {}
+        for platform, _command, _prefix in checks:
+            where = tmp_path / platform
+            where.mkdir()
+            kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
+            entries[platform] = (render_entry(where, write_config(where, workdir, lang="en", kubeconfig=kubeconfig)),
+                                 where / "setup")
+        # The three packages' scripts at once, as three learners' machines would run them.
+        with ThreadPoolExecutor(max_workers=len(checks)) as pool:
+            said = dict(zip([c[0] for c in checks],
+                            pool.map(lambda c: run(c[1], *entries[c[0]]), checks)))
+        for platform, _command, prefix in checks:
+            assert said[platform].stderr == "", (platform, said[platform].stderr)
+            if done:
+                assert (said[platform].returncode, said[platform].stdout) == (0, ""), (platform, said[platform].stdout)
+            elif prefix is not None:
+                assert (said[platform].returncode, said[platform].stdout) == (1, prefix + expected + "\n"), platform
+            else:
+                # iximiuz re-runs its task until it passes; hintcheck shows why it does not yet.
+                assert (said[platform].returncode, said[platform].stdout) == (1, "")
+        hint = run(["bash", "-c", iximiuz["hintcheck"]], *entries["iximiuz"])
+        assert (hint.returncode, hint.stdout) == (0, "" if done else expected + "\n")
+        broken = run(["bash", "-c", iximiuz["failcheck"]], *entries["iximiuz"])
+        assert (broken.returncode, broken.stdout) == (0, "")
+    finally:
+        fake_api.stop(server)
+    assert not cluster.writes
