@@ -465,6 +465,29 @@ def test_missing_reservation_annotation_is_named_within_the_time_limit(tmp_path)
     assert any("reservation pod" in line for line in gate.progress)
 
 
+class BinderHeldCluster(LabCluster):
+    """KAI's binder holding the 1-GPU probe's binding while it waits for a fraction probe's reservation
+    pod to be annotated: on the sim (KAI v0.12.0, fake GPU operator stopped) the 1-GPU probe was bound
+    only after 41.3 s, and once not within the link's deadline."""
+
+    def _advance(self, name):
+        fraction = self.objects.get(self._key("v1", "Pod", readiness_probes.FRACTION_PROBE, PROBE_NS))
+        if name == readiness_probes.GPU_PROBE and fraction is not None and not self.annotate:
+            return
+        super()._advance(name)
+
+
+def test_a_missing_annotation_is_named_as_such_when_the_binder_holds_the_gpu_probe_meanwhile(tmp_path):
+    cluster = BinderHeldCluster(annotate=False)
+    gate, clock = _gate(cluster, tmp_path, timeout=20)
+    with pytest.raises(GateFailure) as failure:
+        gate.run()
+    assert failure.value.link == "fraction", str(failure.value)
+    assert kai_gpu.RESERVATION_GPU_ANNOTATION in str(failure.value)
+    assert [(link["link"], link["status"]) for link in gate.links][:2] == [("binder", "passed"), ("gpu_pod", "passed")]
+    assert cluster.probe_pods_left() == []
+
+
 @pytest.mark.parametrize("timeout", [20, 45, 180])
 def test_the_whole_gate_with_a_reservation_pod_that_stays_ends_by_its_deadline(tmp_path, timeout):
     # Sim, fake GPU operator stopped: nothing annotates the reservation pod,
