@@ -304,7 +304,7 @@ def test_the_proof_is_a_private_file_in_the_state_directory_not_a_configmap(tmp_
 def _plant_marker_configmap(cluster, gate):
     """What anyone allowed to write a ConfigMap in the probe namespace could plant: the fingerprint of the lab as it
     is now (the gate's own digest: its inputs are readable), as the gate kept it before issue 34."""
-    nodes = [n for n in cluster.list("v1", "Node") if readiness_probes.node_gpus(n) > 0]
+    nodes = [n for n in cluster.list("v1", "Node") if kai_gpu.node_gpus(n) > 0]
     cluster._store("v1", "ConfigMap", {"metadata": {"name": "kai-lab-ready", "namespace": PROBE_NS}, "data": {
         "fingerprint": readiness_links.current_fingerprint(gate, nodes), "proven_at": "2026-12-01T10:00:00Z"}})
 

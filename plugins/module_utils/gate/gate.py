@@ -46,7 +46,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import links
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import readable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate.probes import (
-    FRACTION_PROBE, LINKS, GateFailure, free_gpus_by_node, node_gpus, table)
+    FRACTION_PROBE, LINKS, GateFailure, free_gpus_by_node, table)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.wait import WaitTimeout, wait_until
 
 # Seconds at the end of the gate's time kept for removing its probe pods (at
@@ -170,7 +170,7 @@ class Gate(object):
         if not self.check_mode and self.cluster.get('v1', 'Namespace', self.namespace) is None:
             self.cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': self.namespace}})
         links.prove_binder(self)
-        nodes = [n for n in self.cluster.list('v1', 'Node') if node_gpus(n) > 0]
+        nodes = [n for n in self.cluster.list('v1', 'Node') if kai_gpu.node_gpus(n) > 0]
         if not nodes:
             raise GateFailure('gpu_pod', 'no node offers %s: fake-gpu-operator has not given the node its GPUs '
                               '(kubectl get nodes -o custom-columns=NAME:.metadata.name,GPUS:.status.allocatable)'

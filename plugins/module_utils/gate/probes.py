@@ -58,17 +58,9 @@ def deployment_args(deployment, container='binder'):
     return list(chosen[0].get('command') or []) + list(chosen[0].get('args') or [])
 
 
-def node_gpus(node):
-    value = (((node or {}).get('status') or {}).get('allocatable') or {}).get(kai_gpu.GPU_RESOURCE)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
 def free_gpus_by_node(nodes, pods):
     """Whole GPUs not held by a placed pod, per node."""
-    free = dict((kai.name_of(node), node_gpus(node)) for node in nodes)
+    free = dict((kai.name_of(node), kai_gpu.node_gpus(node)) for node in nodes)
     for pod in pods:
         node = kai.pod_node(pod)
         if node in free and kai_gpu.is_placed(pod):
@@ -178,7 +170,7 @@ def fingerprint(pid_identities, pods, nodes, image):
                                      sum(s.get('restartCount') or 0
                                          for s in ((p.get('status') or {}).get('containerStatuses') or [])))
                        for p in pods),
-        'nodes': sorted('%s:%s:%s' % (kai.meta(n).get('uid'), node_gpus(n), kai.labels(n).get(FAKE_GPU_LABEL))
+        'nodes': sorted('%s:%s:%s' % (kai.meta(n).get('uid'), kai_gpu.node_gpus(n), kai.labels(n).get(FAKE_GPU_LABEL))
                         for n in nodes),
         'image': image,
     }

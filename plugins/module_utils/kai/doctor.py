@@ -70,18 +70,10 @@ def node_faults(nodes):
     if unlabeled:
         faults.append(fault('node_pool_label', nodes=', '.join(unlabeled), label=kai_gpu.NODE_POOL_LABEL,
                             pool=NODE_POOL, fake=kai_gpu.FAKE_GPU_LABEL))
-    without = sorted(kai.name_of(n) for n in nodes if _allocatable_gpus(n) <= 0)
+    without = sorted(kai.name_of(n) for n in nodes if kai_gpu.node_gpus(n) <= 0)
     if without or not nodes:
         faults.append(fault('no_gpus', nodes=', '.join(without) or '-', resource=kai_gpu.GPU_RESOURCE))
     return faults
-
-
-def _allocatable_gpus(node):
-    value = (((node or {}).get('status') or {}).get('allocatable') or {}).get(kai_gpu.GPU_RESOURCE)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
 
 
 def runtime_class_faults(runtime_class):

@@ -33,6 +33,15 @@ FRACTION_WITH_GPU_LIMIT_DENIAL = 'cannot have both GPU fraction request and whol
 GPU_SHARING_DISABLED_DENIAL = 'while GPU sharing is disabled'
 
 
+def node_gpus(node):
+    """Whole GPUs the node offers (status.allocatable), 0 when absent or not a number."""
+    value = (((node or {}).get('status') or {}).get('allocatable') or {}).get(GPU_RESOURCE)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
 def gpu_limit(pod):
     """Whole GPUs a pod asks for: the sum of its containers' nvidia.com/gpu limits."""
     total = 0

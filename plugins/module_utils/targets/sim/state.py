@@ -37,6 +37,7 @@ import stat
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host import process
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import marker as readiness_marker
 from ansible_collections.gsb.kai_lab.plugins.module_utils.gate import probes as readiness_probes
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import comparable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import reads as sim_reads
 
@@ -269,7 +270,7 @@ def cluster_state(spec, cluster, system):
     result = {'objects': objects, 'kinds': kinds, 'crds': crds}
     gate = spec.get('fingerprint')
     if gate:
-        nodes = [n for n in reader.every('v1', 'Node')[0] if readiness_probes.node_gpus(n) > 0]
+        nodes = [n for n in reader.every('v1', 'Node')[0] if kai_gpu.node_gpus(n) > 0]
         identities = [_identity(path, system) for path in gate.get('pid_files') or []]
         result['fingerprint'] = {
             # The gate's own marker file in the state directory, not anything in the cluster.
