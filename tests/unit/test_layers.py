@@ -21,10 +21,10 @@ PREFIX = 'ansible_collections.gsb.kai_lab.plugins.module_utils'
 # package -> the packages it may import (besides itself), lowest layers first.
 LAYERS = {
     'client': (),                                  # the cluster client: API access, waits, health probes
-    'host': (),                                    # this host's processes (pid files, start, stop)
+    'host': (),                                    # this host's processes and own files
     'learner': (),                                 # the learner's files: read, write, YAML, text, the workdir
     'kai': ('client',),                            # the KAI domain: objects, GPUs, profiles, what runs
-    'record': ('kai', 'learner'),                  # the grader's record: KAI's proofs kept, and its store
+    'record': ('host', 'kai', 'learner'),          # the grader's record: KAI's proofs kept, and its store
     'steps': ('client', 'kai', 'learner', 'record'),  # the lab's steps, each whole in one module
     'solving': ('client', 'kai', 'learner', 'steps'),
     'grading': ('client', 'kai', 'learner', 'record', 'steps'),

@@ -22,7 +22,8 @@ import json
 import os
 import re
 import stat
-import tempfile
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.host.files import write_private
 
 MARKER_FILE = 'kai-lab-ready.json'
 MAX_BYTES = 4096
@@ -66,22 +67,6 @@ def read(state_dir):
 
 
 def write(state_dir, fingerprint, proven_at):
-    """Keep the fingerprint: a temporary file in state_dir (made 0700 when missing), mode 0600, renamed over it."""
-    if not os.path.isdir(state_dir):
-        os.makedirs(state_dir, 0o700)
-    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix='.%s.' % MARKER_FILE, suffix='.tmp')
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, 'w') as handle:
-            fd = None
-            json.dump({'fingerprint': fingerprint, 'proven_at': proven_at}, handle, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, marker_path(state_dir))
-    except BaseException:
-        if fd is not None:
-            os.close(fd)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return marker_path(state_dir)
+    """Keep the fingerprint: mode 0600 in state_dir (made 0700 when missing), whole or not at all."""
+    return write_private(marker_path(state_dir), json.dumps({'fingerprint': fingerprint, 'proven_at': proven_at},
+                                                             sort_keys=True))

@@ -14,7 +14,7 @@ other's entries.
 
 What a record holds and which proof a check accepts from it: record/proofs.py.
 
-Layer: the grader's record; may use the KAI domain, the learner's files.
+Layer: the grader's record; may use the KAI domain, the learner's files, this host's files (host).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,8 +28,9 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
+
+from ansible_collections.gsb.kai_lab.plugins.module_utils.host.files import write_private
 
 SCHEMA_VERSION = 1
 RECORD_DIR = 'grade-records'
@@ -267,24 +268,5 @@ def update(path, namespace, namespace_uid, change, wait=None):
 
 
 def save(path, record):
-    """Write the record atomically: a temporary file in the same directory, mode 0600, renamed over path."""
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o700)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, 'w') as handle:
-            fd = None
-            json.dump(record, handle, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-            handle.write('\n')
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if fd is not None:
-            os.close(fd)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    """Write the record: mode 0600 (its directory 0700 when made), whole or not at all (host/files.py)."""
+    return write_private(path, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + '\n')
