@@ -28,6 +28,9 @@ PROVISIONED = load_json(FIXTURES / "sim-provision" / "provisioned-objects.json")
 NODE = PROVISIONED["/api/v1/nodes"][0]
 NAMESPACES = PROVISIONED["/api/v1/namespaces"]
 CONFIG_V012 = PROVISIONED["/apis/kai.scheduler/v1/configs"][0]
+# The ServiceAccount provision made for KAI's reservation pods, as the sim's API server listed it.
+ACCOUNTS = [a for a in PROVISIONED["/api/v1/serviceaccounts"]
+            if a["metadata"]["namespace"] == "kai-resource-reservation"]
 with open(FIXTURES / "kai-v0.17.0" / "kai-config.yaml") as _handle:
     CONFIG_V017 = yaml.safe_load(_handle)
 RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"},
@@ -54,6 +57,8 @@ def healthy(config=CONFIG_V017, allowed=True, reservation=True):
     cluster._store("v1", "Node", copy.deepcopy(NODE))
     for namespace in NAMESPACES:
         cluster._store("v1", "Namespace", copy.deepcopy(namespace))
+    for account in ACCOUNTS:
+        cluster._store("v1", "ServiceAccount", copy.deepcopy(account))
     cluster._store("node.k8s.io/v1", "RuntimeClass", copy.deepcopy(RUNTIME_CLASS))
     if config is not None:
         cluster._store("kai.scheduler/v1", "Config", copy.deepcopy(config))
@@ -95,7 +100,7 @@ def test_a_healthy_lab_says_so_and_exits_0(tmp_path, monkeypatch, config, target
     # Few requests, and no writes: nodes listed once; on the sim no RuntimeClass and no access review.
     assert asked.count(("list", "Node")) == 1 and not cluster.writes
     assert (("get", "RuntimeClass") in asked, ("create", "SubjectAccessReview") in asked) == ((target == "k3s",) * 2)
-    assert len(cluster.calls) <= 7
+    assert len(cluster.calls) <= 8
     if target == "sim":
         assert "not asked on the sim: the status-updater's RBAC" in out
     code, out, _ = run(tmp_path, healthy(config), target, "ko")
@@ -146,6 +151,29 @@ def test_the_reservation_namespace_missing_or_not_kais_is_named(tmp_path):
     found, _ = faults(tmp_path, healthy(config))
     assert list(found) == ["reservation_namespace_kai"]
     assert "KAI reserves GPUs in namespace runai-reservation" in found["reservation_namespace_kai"]
+
+
+@pytest.mark.parametrize("config", [CONFIG_V017, CONFIG_V012], ids=["kai-v0.17.0", "kai-v0.12.0"])
+def test_the_reservation_pods_service_account_missing_is_named(tmp_path, config):
+    # Seen on the sim: the namespace deleted and made again without it, every GPU fraction pod stayed unbound
+    # ("error looking up service account kai-resource-reservation/kai-resource-reservation") while the doctor
+    # said healthy.
+    cluster = healthy(config)
+    del cluster.objects[cluster._key("v1", "ServiceAccount", "kai-resource-reservation", "kai-resource-reservation")]
+    found, _ = faults(tmp_path, cluster)
+    assert list(found) == ["reservation_service_account"]
+    assert found["reservation_service_account"].startswith(
+        "the reservation namespace kai-resource-reservation has no ServiceAccount kai-resource-reservation: ")
+    # A Config that names another account: that one is asked for.
+    renamed = copy.deepcopy(CONFIG_V017)
+    renamed["spec"]["binder"]["resourceReservation"]["serviceAccountName"] = "reserver"
+    found, _ = faults(tmp_path, healthy(renamed))
+    assert "has no ServiceAccount reserver: " in found["reservation_service_account"]
+    # Without the namespace, the namespace is the fault, not its account as well.
+    cluster = healthy(config)
+    del cluster.objects[cluster._key("v1", "Namespace", "kai-resource-reservation", None)]
+    del cluster.objects[cluster._key("v1", "ServiceAccount", "kai-resource-reservation", "kai-resource-reservation")]
+    assert list(faults(tmp_path, cluster)[0]) == ["reservation_namespace"]
 
 
 def test_the_status_updaters_missing_pod_patch_rights_are_named_by_a_subject_access_review(tmp_path):

@@ -43,7 +43,9 @@ KINDS = {
         ('apis/admissionregistration.k8s.io/v1', 'validatingadmissionpolicies', False),
     ('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding'):
         ('apis/admissionregistration.k8s.io/v1', 'validatingadmissionpolicybindings', False),
-    # kai-lab doctor: the RuntimeClass GPU pods may name, KAI's Config, and who may patch reservation pods.
+    # kai-lab doctor: the RuntimeClass GPU pods may name, KAI's Config, the reservation pods' ServiceAccount,
+    # and who may patch reservation pods.
+    ('v1', 'ServiceAccount'): ('api/v1', 'serviceaccounts', True),
     ('node.k8s.io/v1', 'RuntimeClass'): ('apis/node.k8s.io/v1', 'runtimeclasses', False),
     (CONFIG_API, 'Config'): ('apis/' + CONFIG_API, 'configs', False),
     ('authorization.k8s.io/v1', 'SubjectAccessReview'):

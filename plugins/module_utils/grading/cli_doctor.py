@@ -61,6 +61,11 @@ WORDS = {
               'spec.binder.resourceReservation.namespace to {namespace} (provision again).',
         'ko': 'KAI 는 {kai} 네임스페이스에, fake-gpu-operator 는 {namespace} 에 GPU 를 예약합니다: KAI Config 의 '
               'spec.binder.resourceReservation.namespace 를 {namespace} 로 (다시 프로비저닝).'},
+    'reservation_service_account': {
+        'en': 'the reservation namespace {namespace} has no ServiceAccount {account}: KAI cannot create the '
+              'reservation pods that give GPU fraction pods their GPU, so they stay unbound. Provision again.',
+        'ko': '예약 네임스페이스 {namespace} 에 ServiceAccount {account} 가 없습니다: KAI 가 GPU 분할 파드에 GPU 를 '
+              '주는 예약 파드를 만들지 못해 분할 파드가 바인딩되지 않습니다. 다시 프로비저닝하세요.'},
     'status_updater_rights': {
         'en': 'fake-gpu-operator\'s status-updater ({account}) may not patch pods in {namespace} ({reason}): '
               'reservation pods never get their GPU. Bind it a Role that allows patch on pods there, or provision '

@@ -6,8 +6,8 @@
 Each fault is {'id': FAULT, 'values': {...}}; grading/cli_doctor.py words
 them (what is wrong and what to do, in Korean and English). The pure parts
 take API objects; diagnose() reads them with few requests (nodes, one
-RuntimeClass, one Namespace, KAI's Config, the reservation pods, one
-SubjectAccessReview, KAI's health) so a healthy lab answers at once.
+RuntimeClass, one Namespace and its ServiceAccount, KAI's Config, the
+reservation pods, one SubjectAccessReview, KAI's health) so a healthy lab answers at once.
 
 What applies where: on k3s fake-gpu-operator is its Helm chart (a
 RuntimeClass "nvidia" with handler runc, a status-updater ServiceAccount
@@ -32,7 +32,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 
 FAULTS = ('cluster', 'node_pool_label', 'no_gpus', 'runtime_class_missing', 'runtime_class_handler',
-          'reservation_namespace', 'reservation_namespace_kai', 'status_updater_rights', 'kai_config_missing',
+          'reservation_namespace', 'reservation_namespace_kai', 'reservation_service_account', 'status_updater_rights', 'kai_config_missing',
           'queue_label_key', 'reservation_pods', 'kai_not_ready')
 NOTES = ('runtime_class_sim', 'status_updater_sim')
 
@@ -87,13 +87,26 @@ def runtime_class_faults(runtime_class):
     return []
 
 
-def namespace_faults(namespace, config):
-    """The reservation namespace missing, or KAI's Config naming another one than fake GPUs serve."""
+def _reservation(config):
+    return (((config or {}).get('spec') or {}).get('binder') or {}).get('resourceReservation') or {}
+
+
+def reservation_account(config):
+    """The ServiceAccount KAI's binder gives its reservation pods: its Config's, else KAI's default, named as the
+    namespace (KAI v0.17.0's Config: serviceAccountName kai-resource-reservation; the sim's binder flag the same)."""
+    return _reservation(config).get('serviceAccountName') or kai_gpu.RESERVATION_NAMESPACE
+
+
+def namespace_faults(namespace, config, account=True):
+    """The reservation namespace missing, or without the ServiceAccount of KAI's reservation pods (account: that
+    object, None when missing), or KAI's Config naming another namespace than fake GPUs serve."""
     faults = []
     if namespace is None:
         faults.append(fault('reservation_namespace', namespace=kai_gpu.RESERVATION_NAMESPACE))
-    kai_namespace = ((((config or {}).get('spec') or {}).get('binder') or {}).get('resourceReservation') or {}) \
-        .get('namespace')
+    elif account is None:
+        faults.append(fault('reservation_service_account', namespace=kai_gpu.RESERVATION_NAMESPACE,
+                            account=reservation_account(config)))
+    kai_namespace = _reservation(config).get('namespace')
     if kai_namespace and kai_namespace != kai_gpu.RESERVATION_NAMESPACE:
         faults.append(fault('reservation_namespace_kai', kai=kai_namespace, namespace=kai_gpu.RESERVATION_NAMESPACE))
     return faults
@@ -198,7 +211,10 @@ def diagnose(cluster, target, kai_namespace, kai_deployments=(), health_urls=Non
         else:
             faults.extend(runtime_class_faults(cluster.get('node.k8s.io/v1', 'RuntimeClass', RUNTIME_CLASS)))
         config = cluster.get(CONFIG_API, 'Config', KAI_CONFIG)
-        faults.extend(namespace_faults(cluster.get('v1', 'Namespace', kai_gpu.RESERVATION_NAMESPACE), config))
+        namespace = cluster.get('v1', 'Namespace', kai_gpu.RESERVATION_NAMESPACE)
+        account = None if namespace is None else cluster.get('v1', 'ServiceAccount', reservation_account(config),
+                                                             kai_gpu.RESERVATION_NAMESPACE)
+        faults.extend(namespace_faults(namespace, config, account))
         if target != 'sim':
             faults.extend(access_faults(cluster.create(access_review(fake_gpu_namespace)), fake_gpu_namespace))
         faults.extend(config_faults(config))
