@@ -8,7 +8,7 @@ import re
 import signal
 import time
 
-from conftest import run_playbook, sim_state
+from conftest import run_kai_lab, run_playbook, sim_state
 
 
 def kill(pid_file):
@@ -29,10 +29,16 @@ def test_stopped_binder_is_named_and_provision_restarts_it(tmp_path):
     environment = grade_en(tmp_path)['environment'][0]
     assert environment['status'] == 'failed'
     assert 'not running: binder' in environment['message']
+    # The learner's own words for it: kai-lab doctor names the component and what to do, exit 2.
+    done, seconds = run_kai_lab('doctor', timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert '- kai_not_ready: KAI component(s) not ready: binder. ' in done.stdout, done.stdout
+    assert seconds < 10, seconds
     provision = run_playbook('provision.yml')
     assert provision.returncode == 0, provision.stdout[-3000:]
     assert re.search(r'KAI components started: binder\b', provision.stdout), provision.stdout[-3000:]
     assert grade_en(tmp_path)['environment'][0]['status'] == 'passed'
+    assert run_kai_lab('doctor')[0].returncode == 0
 
 
 def test_unreachable_api_server_fails_fast_and_clearly(tmp_path):
