@@ -68,5 +68,5 @@ def read(state_dir):
 
 def write(state_dir, fingerprint, proven_at):
     """Keep the fingerprint: mode 0600 in state_dir (made 0700 when missing), whole or not at all."""
-    return write_private(marker_path(state_dir), json.dumps({'fingerprint': fingerprint, 'proven_at': proven_at},
-                                                             sort_keys=True))
+    text = json.dumps({'fingerprint': fingerprint, 'proven_at': proven_at}, sort_keys=True)
+    return write_private(marker_path(state_dir), text)
