@@ -55,6 +55,20 @@ def test_the_labs_default_workdir_is_the_graders():
     assert templar().template(trust_as_template("{{ kai_lab_workdir }}")) == DEFAULTS["workdir"]
 
 
+def test_the_default_workdir_is_set_once_and_documented_as_it_is():
+    """learner/workdir_fd.py DEFAULT_WORKDIR is the grade's and kai-lab's default, the lab modules' option default
+    (as a module builds its spec) and what doc_fragments/lab.py documents."""
+    from ansible_collections.gsb.kai_lab.plugins.doc_fragments.lab import ModuleDocFragment
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import lab_argument_spec
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR
+    assert DEFAULTS["workdir"] == DEFAULT_WORKDIR
+    assert lab_argument_spec(DEFAULT_WORKDIR)["workdir"]["default"] == DEFAULT_WORKDIR
+    assert yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]["workdir"]["default"] == DEFAULT_WORKDIR
+    for module in ("kai_lab_step", "kai_lab_grade"):
+        source = (ROLES.parent / "plugins" / "modules" / ("%s.py" % module)).read_text()
+        assert "lab_argument_spec(\n        DEFAULT_WORKDIR," in source, module
+
+
 def role_files():
     for path in sorted(ROLES.rglob("*")):
         if path.is_file() and path.suffix in (".yml", ".yaml", ".j2", ".py"):
