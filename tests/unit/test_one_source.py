@@ -171,3 +171,17 @@ def test_no_role_types_the_node_pool_again():
         typed.extend((str(path.relative_to(ROLES)), line.strip()) for line in text.splitlines()
                      if re.search(r"\bpool\W+%s\b" % re.escape(kai_gpu.NODE_POOL), line))
     assert typed == []
+
+
+def test_the_node_pool_lookup_gives_kai_gpus_pool_and_names_a_wrong_term():
+    from ansible.errors import AnsibleError
+    from ansible_collections.gsb.kai_lab.plugins.lookup.fake_gpu_node_pool import RETURN, LookupModule
+    assert LookupModule().run(["label", "name"]) == [kai_gpu.NODE_POOL_LABEL, kai_gpu.NODE_POOL]
+    # Its documentation's examples of the values are the values.
+    said = " ".join(yaml.safe_load(RETURN)["_raw"]["description"])
+    assert "V(%s)" % kai_gpu.NODE_POOL_LABEL in said and "V(%s)" % kai_gpu.NODE_POOL in said
+    for terms in ([], ["pool"]):
+        with pytest.raises(AnsibleError) as raised:
+            LookupModule().run(terms)
+        assert "takes label (the label key) or name (the pool), not %s" % (terms[0] if terms else "nothing") \
+            in str(raised.value)
