@@ -128,20 +128,18 @@ def test_an_unknown_learner_is_named(home):
 
 def _refusal(case, home):
     """(en, ko) of the refusal that gives the lab's default workdir as the example of a better one."""
+    if case == "system_directory":  # a system directory as the workdir
+        with pytest.raises(lab_workdir.WorkdirRefused) as refused:
+            lab_workdir.inspect(str(home), [str(home)], OWN_NAMES, ".gsb-kai-lab")
+        return tuple(refused.value.message.split(" / ", 1))
     if case == "changeable":  # a directory on the way another user can change
-        workdir = _owned(home / "gsb-kai")
+        _owned(home / "gsb-kai")
         os.chown(str(home), LEARNER, 4242)
         home.chmod(0o775)
-        opened = lambda: workdir_fd.open_workdir(str(workdir))  # noqa: E731
-    elif case == "not_the_owners":  # in the learner's home, but root's
+    else:  # not_the_owners: in the learner's home, but root's
         (home / "gsb-kai").mkdir()
-        opened = lambda: workdir_fd.open_workdir(str(home / "gsb-kai"))  # noqa: E731
-    else:  # a system directory as the workdir
-        with pytest.raises(lab_workdir.WorkdirRefused) as raised:
-            lab_workdir.inspect(str(home), [str(home)], OWN_NAMES, ".gsb-kai-lab")
-        return tuple(raised.value.message.split(" / ", 1))
     with pytest.raises(learner_read.LearnerFileError) as raised:
-        opened()
+        workdir_fd.open_workdir(str(home / "gsb-kai"))
     return raised.value.problem["en"], raised.value.problem["ko"]
 
 
