@@ -21,6 +21,8 @@ description:
 options:
   _terms:
     description: V(label) for the label key, V(name) for the pool's name.
+    type: list
+    elements: str
     required: true
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
