@@ -138,14 +138,13 @@ def open_workdir(path, create=False, mode=0o700):
             fd = child
             real = real[:-1] if part == '..' else real + [part]
         if way_owner and os.fstat(fd).st_uid != way_owner[0]:
-            owner = os.fstat(fd).st_uid
+            values = (way_owner[0], os.fstat(fd).st_uid, way_owner[0], DEFAULT_WORKDIR)
             raise _workdir_problem(
                 path, 'is inside a directory its owner (uid %d) can change, but is not that user\'s (uid %d owns it): '
                 'another user could swap it for another directory. Give the workdir to uid %d, or use a directory '
-                'whose parents only root can change, e.g. %s' % (way_owner[0], owner, way_owner[0], DEFAULT_WORKDIR),
+                'whose parents only root can change, e.g. %s' % values,
                 '소유자(uid %d)가 바꿀 수 있는 디렉터리 안에 있지만 그 사용자의 것이 아닙니다 (소유자 uid %d). 작업 디렉터리를 '
-                'uid %d 에게 주거나 root 만 바꿀 수 있는 곳(예: %s)을 쓰세요' % (way_owner[0], owner, way_owner[0],
-                                                                 DEFAULT_WORKDIR))
+                'uid %d 에게 주거나 root 만 바꿀 수 있는 곳(예: %s)을 쓰세요' % values)
     except BaseException:
         os.close(fd)
         raise
