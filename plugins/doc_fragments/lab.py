@@ -8,7 +8,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The options of module_utils/client/args.py LAB_ARGS.
+    # The options of module_utils/client/args.py LAB_ARGS; workdir's default is module_utils/learner/workdir_fd.py
+    # DEFAULT_WORKDIR (tests/unit/test_one_source.py holds this copy to it, ansible-test's validate-modules the modules).
     DOCUMENTATION = r'''
 options:
   namespace:

@@ -206,10 +206,12 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import lab_argument_spec
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import require_libraries
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR
 
 
 def main():
     argument_spec = lab_argument_spec(
+        DEFAULT_WORKDIR,
         lang=dict(type='str', choices=['ko', 'en'], default='ko'),
         health_urls=dict(type='dict', default={}),
         kai_namespace=dict(type='str', default='kai-scheduler'),

@@ -137,13 +137,14 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import lab
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR, open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import STEP_IDS
 
 
 def main():
     argument_spec = lab_argument_spec(
+        DEFAULT_WORKDIR,
         step=dict(type='str', required=True, choices=list(STEP_IDS)),
         timeout=dict(type='int', default=60),
         **kai_running.RUNNING_ARGS

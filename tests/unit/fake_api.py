@@ -44,6 +44,8 @@ PLURALS.update((tuple(path.strip("/").rsplit("/", 1)), (access.POLICY_API, kind,
 APPLY = "application/apply-patch+yaml"
 
 Request = collections.namedtuple("Request", "method path headers body port")
+# How often the serving thread looks for stop(server): socketserver's 0.5 s made every stop wait about that long.
+POLL_SECONDS = 0.02
 
 
 def route(path):
@@ -62,6 +64,9 @@ def route(path):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as the API server's (Go's) sockets: an answer's headers and body are two writes, and with
+    # Nagle's algorithm the body waited for the client's delayed ACK of the headers, about 40 ms every request.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -190,7 +195,7 @@ def start(cluster, raw=None, texts=()):
     server.allowed, server.refuse = {}, {}
     server.seen = []
     server.pages = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True)
     thread.start()
     server.url = "http://127.0.0.1:%d" % server.server_address[1]
     return server
@@ -341,7 +346,7 @@ def start_recorded(lists, texts=()):
     server.seen = []
     server.pages = []
     server.deleted = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True)
     thread.start()
     server.url = "http://127.0.0.1:%d" % server.server_address[1]
     return server

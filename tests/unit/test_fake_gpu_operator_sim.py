@@ -84,6 +84,26 @@ def test_pool_of_unknown_pool_names_it():
     assert "h100" in str(info.value)
 
 
+def test_the_pool_label_is_the_topologys_and_none_is_named():
+    """The nodes served are those of the topology's nodePoolLabelKey (the role writes kai/gpu.py's); no copy of
+    the key in the process: a topology without it is named, not served under a guessed key."""
+    class Core(object):
+        def __init__(self, data):
+            self.data = data
+
+        def read_namespaced_config_map(self, name, namespace):
+            return type("ConfigMap", (), {"data": self.data})()
+
+    operator = sim.Operator(Core({"topology.yml": "nodePoolLabelKey: x-example.org/pool\nnodePools: {}\n"}),
+                            {"TOPOLOGY_CM_NAMESPACE": "gpu-operator"})
+    assert operator.pool_label is None
+    operator.cluster_topology()
+    assert operator.pool_label == "x-example.org/pool"
+    with pytest.raises(ValueError) as info:
+        sim.Operator(Core({"topology.yml": "nodePools: {}\n"}), {"TOPOLOGY_CM_NAMESPACE": "gpu-operator"}).cluster_topology()
+    assert "gpu-operator/topology" in str(info.value) and "nodePoolLabelKey" in str(info.value)
+
+
 # ---------------------------------------------------------------- allocation
 
 def test_first_free_gpus_in_order_then_freed_when_pods_go():

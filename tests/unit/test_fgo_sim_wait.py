@@ -15,6 +15,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 from role_templating import trust
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+
 ROOT = Path(__file__).resolve().parents[2]
 FGO = ROOT / "roles" / "fake_gpu_operator"
 TASK = next(t for t in yaml.safe_load((FGO / "tasks" / "sim.yml").read_text())
@@ -23,6 +25,7 @@ TASK = next(t for t in yaml.safe_load((FGO / "tasks" / "sim.yml").read_text())
 
 def _command(state_dir: Path) -> str:
     variables = trust(yaml.safe_load((FGO / "defaults" / "main.yml").read_text()))
+    variables.update(trust(yaml.safe_load((FGO / "vars" / "main.yml").read_text())))  # the node pool
     variables.update(trust(TASK["vars"]), kai_lab_sim_state_dir=str(state_dir),
                      kai_lab_kubeconfig=str(state_dir / "kubeconfig"))
     return Templar(loader=DataLoader(), variables=variables).template(trust(TASK["ansible.builtin.shell"]["cmd"]))
@@ -47,8 +50,8 @@ def test_both_conditions_are_waited_for_with_the_state_directorys_kubectl(tmp_pa
     assert _run(tmp_path) == 0
     calls = log.read_text().splitlines()
     assert len(calls) == 2
-    assert all(call.startswith("--kubeconfig=%s/kubeconfig wait nodes -l run.ai/simulated-gpu-node-pool" % tmp_path)
-               for call in calls)
+    assert all(call.startswith("--kubeconfig=%s/kubeconfig wait nodes -l %s=%s "
+                               % (tmp_path, kai_gpu.NODE_POOL_LABEL, kai_gpu.NODE_POOL)) for call in calls)
     assert "--for=jsonpath={.status.allocatable.nvidia\\.com/gpu}=4" in calls[0]
     assert "--for=jsonpath={.metadata.labels.run\\.ai/fake\\.gpu}=true" in calls[1]
     # One deadline for both: each wait gets what is left of the 60 s.

@@ -13,6 +13,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+
 ROOT = Path(__file__).resolve().parents[2]
 FGO = ROOT / "roles" / "fake_gpu_operator"
 KAI = ROOT / "roles" / "kai_scheduler"
@@ -48,7 +50,7 @@ def _render(templar: Templar, value):
 
 
 def _node(name: str, gpus: str | None, fake: str | None) -> dict:
-    labels = {"run.ai/simulated-gpu-node-pool": "default", "kubernetes.io/hostname": name}
+    labels = {kai_gpu.NODE_POOL_LABEL: kai_gpu.NODE_POOL, "kubernetes.io/hostname": name}
     if fake is not None:
         labels["run.ai/fake.gpu"] = fake
     allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110"}
@@ -78,8 +80,8 @@ def test_fgo_waits_for_gpu_count_and_fake_label(nodes, ready):
 def test_fgo_values_match_the_lab_and_kai():
     templar = _templar(FGO, fake_gpu_operator_chart_version="0.2.0")
     values = yaml.safe_load(_render(templar, (FGO / "templates" / "k3s-values.yaml.j2").read_text()))
-    assert values["topology"]["nodePools"]["default"]["gpuCount"] == 4
-    assert values["topology"]["nodePoolLabelKey"] == "run.ai/simulated-gpu-node-pool"
+    assert values["topology"]["nodePools"][kai_gpu.NODE_POOL]["gpuCount"] == 4
+    assert values["topology"]["nodePoolLabelKey"] == kai_gpu.NODE_POOL_LABEL
     # Without KAI's defaults loaded (FGO is installed first) and with them.
     assert values["environment"]["resourceReservationNamespace"] == "kai-resource-reservation"
     kai = yaml.safe_load((KAI / "defaults" / "main.yml").read_text())

@@ -122,3 +122,32 @@ def test_an_unknown_learner_is_named(home):
     with pytest.raises(lab_workdir.WorkdirRefused) as raised:
         lab_workdir.user_ids("no-such-learner-33")
     assert "the learner's user no-such-learner-33 does not exist on this host" in raised.value.message
+
+
+# ---------------------------------------------------------------- the example a refusal gives
+
+def _refusal(case, home):
+    """(en, ko) of the refusal that gives the lab's default workdir as the example of a better one."""
+    if case == "system_directory":  # a system directory as the workdir
+        with pytest.raises(lab_workdir.WorkdirRefused) as refused:
+            lab_workdir.inspect(str(home), [str(home)], OWN_NAMES, ".gsb-kai-lab")
+        return tuple(refused.value.message.split(" / ", 1))
+    if case == "changeable":  # a directory on the way another user can change
+        _owned(home / "gsb-kai")
+        os.chown(str(home), LEARNER, 4242)
+        home.chmod(0o775)
+    else:  # not_the_owners: in the learner's home, but root's
+        (home / "gsb-kai").mkdir()
+    with pytest.raises(learner_read.LearnerFileError) as raised:
+        workdir_fd.open_workdir(str(home / "gsb-kai"))
+    return raised.value.problem["en"], raised.value.problem["ko"]
+
+
+@pytest.mark.parametrize("case", ["changeable", "not_the_owners", "system_directory"])
+def test_the_example_workdir_is_the_labs_default_in_both_languages(home, monkeypatch, case):
+    """The example a refusal gives is the lab's default workdir, set once (learner/workdir_fd.py
+    DEFAULT_WORKDIR, the modules' and kai-lab's default): change it and both languages follow."""
+    monkeypatch.setattr(workdir_fd, "DEFAULT_WORKDIR", "/srv/labs/kai-7")
+    en, ko = _refusal(case, home)
+    assert "e.g. /srv/labs/kai-7" in en and "(예: /srv/labs/kai-7)" in ko, (en, ko)
+    assert "/root/gsb-kai" not in en + ko

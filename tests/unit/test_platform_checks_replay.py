@@ -14,10 +14,15 @@ yet done (the recording after the step before; the blank lab before step 1):
 every script fails with the step's own first failing check, as kai-lab check
 --json words it, in the platform's form (Instruqt's "FAIL: "), never as an
 environment fault.
+
+Both languages: the packages exported with lang en and with lang ko, each
+failure line as kai-lab check --json words it in that language.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import subprocess
@@ -29,20 +34,25 @@ import pytest
 import fake_api
 import kai_v017 as hand
 from conftest import FakeCluster, write_files
+from lab_testing import HANGUL
 from test_kai_lab_cli import kai_lab, render_entry, write_config
 from test_platform_export import URL, export, front_matter
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 
 STEPS = list(registry.STEPS)
+LANGS = ("en", "ko")
+PLATFORMS = ("killercoda", "instruqt", "iximiuz")
+# The line a failing check script prints (kai-lab check STEP --first-failure), in each language.
+FAILURE_LINE = {"en": "%s: %s. Hint: %s", "ko": "%s: %s. 힌트: %s"}
 
 
 @pytest.fixture(scope="module")
-def packages(tmp_path_factory):
-    """The three packages, as kai-lab export writes them (English)."""
+def exported(tmp_path_factory):
+    """{lang: the three packages}, as kai-lab export writes them in that language."""
     base = tmp_path_factory.mktemp("packages")
-    return dict((platform, export(base / platform, platform, collection=URL)[0])
-                for platform in ("killercoda", "instruqt", "iximiuz"))
+    return dict((lang, dict((platform, export(base / lang / platform, platform, collection=URL, lang=lang)[0])
+                            for platform in PLATFORMS)) for lang in LANGS)
 
 
 def scripts(packages, step):
@@ -57,7 +67,12 @@ def scripts(packages, step):
 
 
 def recorded(number):
-    """The cluster and the learner's files after step number (0: a blank lab)."""
+    """The cluster and the learner's files after step number (0: a blank lab); each language's test its own copy."""
+    return copy.deepcopy(_recorded(number))
+
+
+@functools.lru_cache(maxsize=None)
+def _recorded(number):
     if number == 0:
         return {"files": {}}
     return hand.hand_state(number)
@@ -75,7 +90,9 @@ def run(command, entry, setup_dir):
 
 @pytest.mark.parametrize("step", STEPS, ids=[s.id for s in STEPS])
 @pytest.mark.parametrize("done", [True, False], ids=["done", "not-done"])
-def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(tmp_path, packages, step, done):
+@pytest.mark.parametrize("lang", LANGS)
+def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(tmp_path, exported, lang, step, done):
+    packages = exported[lang]
     state = recorded(step.number if done else step.number - 1)
     # One lab: its files, and the recorded cluster served over HTTP; each caller keeps its own grader's record.
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
@@ -87,19 +104,21 @@ def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(t
             # What the step's first failing check says, from kai-lab check --json on the same lab.
             where = tmp_path / "json"
             where.mkdir()
-            config = write_config(where, workdir, lang="en")
+            config = write_config(where, workdir, lang=lang)
             code, out, _ = kai_lab(config, "check", step.id, "--json", cluster=hand.add_jobs(FakeCluster(state), state))
             assert code == 1, out
             first = [c for c in json.loads(out)["checks"] if c["status"] != "passed"][0]
             assert first["id"].startswith(step.id + ".")
-            expected = "%s: %s. Hint: %s" % (first["id"], first["message"].rstrip(". "), first["hint"] or "-")
+            if lang == "ko":  # the learner's language: kai-lab check says it in Korean
+                assert HANGUL.search(first["message"]), first["message"]
+            expected = FAILURE_LINE[lang] % (first["id"], first["message"].rstrip(". "), first["hint"] or "-")
         checks, iximiuz = scripts(packages, step)
         entries = {}
         for platform, _command, _prefix in checks:
             where = tmp_path / platform
             where.mkdir()
             kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
-            entries[platform] = (render_entry(where, write_config(where, workdir, lang="en", kubeconfig=kubeconfig)),
+            entries[platform] = (render_entry(where, write_config(where, workdir, lang=lang, kubeconfig=kubeconfig)),
                                  where / "setup")
         # The three packages' scripts at once, as three learners' machines would run them.
         with ThreadPoolExecutor(max_workers=len(checks)) as pool:
@@ -114,6 +133,7 @@ def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(t
             else:
                 # iximiuz re-runs its task until it passes; hintcheck shows why it does not yet.
                 assert (said[platform].returncode, said[platform].stdout) == (1, "")
+        # iximiuz's hintcheck and failcheck read what its task run left.
         hint = run(["bash", "-c", iximiuz["hintcheck"]], *entries["iximiuz"])
         assert (hint.returncode, hint.stdout) == (0, "" if done else expected + "\n")
         broken = run(["bash", "-c", iximiuz["failcheck"]], *entries["iximiuz"])

@@ -29,7 +29,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.protection imp
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR, open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import write_file
 
 REPORT_FILES = ('grade.json', 'grade-junit.xml')
@@ -39,7 +39,7 @@ REPORT_FILES = ('grade.json', 'grade-junit.xml')
 # gives the lab's.
 DEFAULTS = {
     'namespace': 'kai-lab',
-    'workdir': '/root/gsb-kai',
+    'workdir': DEFAULT_WORKDIR,
     # Only a check: set and not the KAI that runs, the grade is refused (kai_running).
     'kai_version': None,
     # The sim's record of the KAI it started; unset: read through the API (k3s).

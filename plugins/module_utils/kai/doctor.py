@@ -36,7 +36,6 @@ FAULTS = ('cluster', 'node_pool_label', 'no_gpus', 'runtime_class_missing', 'run
           'queue_label_key', 'reservation_pods', 'kai_not_ready')
 NOTES = ('runtime_class_sim', 'status_updater_sim')
 
-NODE_POOL = 'default'  # roles/fake_gpu_operator: every node in pool "default"
 RUNTIME_CLASS = 'nvidia'
 # fake-gpu-operator's chart makes RuntimeClass nvidia with handler runc; k3s's own (handler nvidia) needs an
 # NVIDIA container runtime a VM of fake GPUs does not have (roles/k3s/README.md).
@@ -65,11 +64,11 @@ def node_faults(nodes):
     """Nodes without the pool label or the fake GPU label, and nodes (or a cluster) with no allocatable GPU."""
     faults = []
     unlabeled = sorted(kai.name_of(n) for n in nodes
-                       if kai.labels(n).get(kai_gpu.NODE_POOL_LABEL) != NODE_POOL
+                       if kai.labels(n).get(kai_gpu.NODE_POOL_LABEL) != kai_gpu.NODE_POOL
                        or kai.labels(n).get(kai_gpu.FAKE_GPU_LABEL) != 'true')
     if unlabeled:
         faults.append(fault('node_pool_label', nodes=', '.join(unlabeled), label=kai_gpu.NODE_POOL_LABEL,
-                            pool=NODE_POOL, fake=kai_gpu.FAKE_GPU_LABEL))
+                            pool=kai_gpu.NODE_POOL, fake=kai_gpu.FAKE_GPU_LABEL))
     without = sorted(kai.name_of(n) for n in nodes if kai_gpu.node_gpus(n) <= 0)
     if without or not nodes:
         faults.append(fault('no_gpus', nodes=', '.join(without) or '-', resource=kai_gpu.GPU_RESOURCE))

@@ -22,9 +22,12 @@ FRACTION_ANNOTATION = 'gpu-fraction'
 SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
 GPU_GROUP_LABEL = 'runai-gpu-group'
 RESERVATION_NAMESPACE = 'kai-resource-reservation'
-# fake-gpu-operator's node labels: the pool its status-updater serves (roles/fake_gpu_operator sets it, pool
-# "default"; its topology's nodePoolLabelKey), and the label it sets on a node it made a simulated GPU node.
+# fake-gpu-operator's node labels: the pool its status-updater serves (its topology's nodePoolLabelKey) and the
+# pool's name, and the label it sets on a node it made a simulated GPU node. Set here only: the roles take the
+# first two through the lookup gsb.kai_lab.fake_gpu_node_pool (sim_cluster's node, fake_gpu_operator's labels,
+# topology and waits), kai-lab doctor checks a node for them.
 NODE_POOL_LABEL = 'run.ai/simulated-gpu-node-pool'
+NODE_POOL = 'default'
 FAKE_GPU_LABEL = 'run.ai/fake.gpu'
 RESERVATION_GPU_ANNOTATION = 'run.ai/reserve_for_gpu_index'
 RESERVATION_APP_LABEL = 'app'

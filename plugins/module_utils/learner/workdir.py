@@ -38,6 +38,7 @@ import stat
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir_fd
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 
@@ -71,9 +72,9 @@ def _open(path, create, forbidden):
         workdir.close()
         raise WorkdirRefused(
             "kai_lab_workdir %s is the system directory %s: the lab's reset moves files out of its workdir. "
-            "Use a directory of its own, e.g. /root/gsb-kai" % (printable(path, 200), workdir.real),
-            'kai_lab_workdir 가 시스템 디렉터리(%s)입니다. 실습 전용 디렉터리(예: /root/gsb-kai)를 지정하세요'
-            % workdir.real)
+            "Use a directory of its own, e.g. %s" % (printable(path, 200), workdir.real, workdir_fd.DEFAULT_WORKDIR),
+            'kai_lab_workdir 가 시스템 디렉터리(%s)입니다. 실습 전용 디렉터리(예: %s)를 지정하세요'
+            % (workdir.real, workdir_fd.DEFAULT_WORKDIR))
     return workdir
 
 

@@ -30,6 +30,12 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import Le
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
 
 
+# The lab's default workdir (root's ~/gsb-kai): the one place it is set. The modules' workdir option
+# (client/args.py lab_argument_spec, given it by the module), the grade's and kai-lab's defaults
+# (grading/session.py DEFAULTS) and the example these messages give take it from here.
+DEFAULT_WORKDIR = '/root/gsb-kai'
+
+
 class Workdir(str):
     """A directory opened once: the path as given (for messages) and ``fd``, what every access goes through."""
 
@@ -105,9 +111,9 @@ def open_workdir(path, create=False, mode=0o700):
             if others:
                 raise _workdir_problem(
                     path, 'is inside %s, which %s can change: another user could swap the workdir for a link. '
-                    'Use a directory whose parents only root can change, e.g. /root/gsb-kai' % (here, others[0]),
+                    'Use a directory whose parents only root can change, e.g. %s' % (here, others[0], DEFAULT_WORKDIR),
                     '%s 안에 있고, %s 가 그 디렉터리를 바꿀 수 있습니다. 다른 사용자가 작업 디렉터리를 링크로 바꿔칠 수 '
-                    '있습니다. root 만 바꿀 수 있는 곳의 디렉터리(예: /root/gsb-kai)를 쓰세요' % (here, others[1]))
+                    '있습니다. root 만 바꿀 수 있는 곳의 디렉터리(예: %s)를 쓰세요' % (here, others[1], DEFAULT_WORKDIR))
             try:
                 child = os.open(part, flags, dir_fd=fd)
             except OSError as exc:
@@ -132,13 +138,13 @@ def open_workdir(path, create=False, mode=0o700):
             fd = child
             real = real[:-1] if part == '..' else real + [part]
         if way_owner and os.fstat(fd).st_uid != way_owner[0]:
-            owner = os.fstat(fd).st_uid
+            values = (way_owner[0], os.fstat(fd).st_uid, way_owner[0], DEFAULT_WORKDIR)
             raise _workdir_problem(
                 path, 'is inside a directory its owner (uid %d) can change, but is not that user\'s (uid %d owns it): '
                 'another user could swap it for another directory. Give the workdir to uid %d, or use a directory '
-                'whose parents only root can change, e.g. /root/gsb-kai' % (way_owner[0], owner, way_owner[0]),
+                'whose parents only root can change, e.g. %s' % values,
                 '소유자(uid %d)가 바꿀 수 있는 디렉터리 안에 있지만 그 사용자의 것이 아닙니다 (소유자 uid %d). 작업 디렉터리를 '
-                'uid %d 에게 주거나 root 만 바꿀 수 있는 곳(예: /root/gsb-kai)을 쓰세요' % (way_owner[0], owner, way_owner[0]))
+                'uid %d 에게 주거나 root 만 바꿀 수 있는 곳(예: %s)을 쓰세요' % values)
     except BaseException:
         os.close(fd)
         raise

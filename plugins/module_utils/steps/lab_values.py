@@ -26,16 +26,6 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import (
     base, fraction, gang, limit_fix, nolimit, podgroup, preempt, queues, registry, report)
 
 
-def dotted(patch):
-    """The one field a merge patch sets, as a dotted path, and its value ({'a': {'b': 1}} -> ('a.b', 1))."""
-    path = []
-    while isinstance(patch, dict) and len(patch) == 1:
-        key = list(patch)[0]
-        path.append(key)
-        patch = patch[key]
-    return '.'.join(path), patch
-
-
 def queue_rows():
     """The lab's queues in the order queues.yaml writes them: name, parent, GPU quota and limit."""
     rows = []
@@ -78,7 +68,7 @@ def values(namespace, workdir, kai_namespace):
     trains = [pod_facts(p) for p in preempt.train_pods(namespace)]
     build = pod_facts(preempt.build_pod(namespace))
     fractions = [pod_facts(p) for p in fraction.fraction_pods(namespace)]
-    limit_path, limit_value = dotted(limit_fix.LIMIT_PATCH)
+    limit_path, limit_value = limit_fix.patched_field(limit_fix.LIMIT_PATCH)
     queue_limits = dict((r['name'], r['limit']) for r in rows)
     nolimit_queue = kai.queue_summary(nolimit.nolimit_queue())
     gang_podgroup = gang.gang_podgroup(namespace)

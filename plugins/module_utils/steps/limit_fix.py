@@ -12,6 +12,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import Check, Step, bilingual, failed, passed
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.nolimit import NL1, NOLIMIT_QUEUE
 
@@ -21,6 +22,15 @@ LIMIT_PATCH = {'spec': {'resources': {'gpu': {'limit': kai.UNLIMITED}}}}
 
 # ---------------------------------------------------------------- solving
 
+def patched_field(patch):
+    """The one field a merge patch sets, dotted, and its value ({'spec': {'a': 1}} -> ('spec.a', 1))."""
+    path = []
+    while isinstance(patch, dict) and len(patch) == 1:
+        path.append(list(patch)[0])
+        patch = patch[path[-1]]
+    return '.'.join(path), patch
+
+
 def solve(runner):
     queue = runner.view.queue(NOLIMIT_QUEUE['name'])
     if queue is None and runner.check_mode:
@@ -28,10 +38,12 @@ def solve(runner):
         runner.changed = True
         return {}
     if queue is None:
-        runner.not_as_expected('queue nolimit from step 3', None, 'step 3 (nolimit) has not been done')
+        runner.not_as_expected('queue %s from step %d' % (NOLIMIT_QUEUE['name'], nolimit.STEP.number), None,
+                               'step %d (%s) has not been done' % (nolimit.STEP.number, nolimit.STEP.id))
     if kai.queue_resource(queue)['limit'] != kai.UNLIMITED:
-        runner.patch(kai.QUEUE_API, 'Queue', NOLIMIT_QUEUE['name'], LIMIT_PATCH, 'queue nolimit gpu limit to -1')
-    runner.wait_pods([NL1], 'Running', 'nl-1 to run after the limit fix')
+        runner.patch(kai.QUEUE_API, 'Queue', NOLIMIT_QUEUE['name'], LIMIT_PATCH,
+                     'queue %s %s to %s' % ((NOLIMIT_QUEUE['name'],) + patched_field(LIMIT_PATCH)))
+    runner.wait_pods([NL1], 'Running', '%s to run after the limit fix' % NL1)
     return {'queue': kai.queue_summary(runner.view.queue(NOLIMIT_QUEUE['name'])), 'pod': runner.view.pod_state(NL1)}
 
 

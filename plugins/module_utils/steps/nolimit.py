@@ -48,10 +48,10 @@ def solve(runner):
         runner.apply(nl1(runner.namespace))
     # Capture the reason while nl-1 is Pending: KAI v0.17+ clears it once scheduled.
     podgroup = runner.wait_podgroup(NL1, lambda pg: kai.has_reason(pg, kai.REASON_OVER_LIMIT),
-                                    'nl-1\'s PodGroup to carry the OverLimit reason')
+                                    '%s\'s PodGroup to carry the %s reason' % (NL1, kai.REASON_OVER_LIMIT))
     if kai.pod_phase(runner.view.pod(NL1)) != 'Pending':
-        runner.not_as_expected('nl-1 Pending', runner.view.pod_state(NL1),
-                               'the nolimit queue has a GPU limit other than unset/0')
+        runner.not_as_expected('%s Pending' % NL1, runner.view.pod_state(NL1),
+                               'the %s queue has a GPU limit other than unset/0' % NOLIMIT_QUEUE['name'])
     text = kai.condition_text(podgroup) if podgroup else None
     if text:
         runner.write_file(FILE, text.strip() + '\n')

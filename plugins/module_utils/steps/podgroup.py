@@ -38,14 +38,14 @@ def solve(runner):
     runner.write_file(MANIFEST_FILE, yaml.safe_dump(pod, sort_keys=False))
     if runner.view.pod(P1) is None:
         runner.apply(pod)
-    runner.wait_pods([P1], 'Running', 'p1 to run')
+    runner.wait_pods([P1], 'Running', '%s to run' % P1)
     live = runner.view.pod(P1)
     name = kai.podgroup_name_of_pod(live) if live else None
     if kai.scheduler_name(live) != kai.SCHEDULER_NAME:
-        runner.not_as_expected('p1 scheduled by kai-scheduler', runner.view.pod_state(P1),
+        runner.not_as_expected('%s scheduled by %s' % (P1, kai.SCHEDULER_NAME), runner.view.pod_state(P1),
                                'pod scheduled by default-scheduler')
     elif not name or runner.view.podgroup(name) is None:
-        runner.not_as_expected('a PodGroup for p1', runner.view.pod_state(P1), runner.view.diagnose(P1))
+        runner.not_as_expected('a PodGroup for %s' % P1, runner.view.pod_state(P1), runner.view.diagnose(P1))
     if name:
         runner.write_file(PODGROUP_FILE, name + '\n')
     return {'pod': runner.view.pod_state(P1), 'podgroup': name}

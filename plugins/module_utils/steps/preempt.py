@@ -53,18 +53,19 @@ def solve(runner):
     for pod in train_pods(runner.namespace):
         if view.pod(kai.name_of(pod)) is None:
             runner.apply(pod)
-    runner.wait_pods(list(TRAIN_PODS), 'Running', 'tr-1 and tr-2 to fill the GPUs')
+    runner.wait_pods(list(TRAIN_PODS), 'Running', '%s to fill the GPUs' % ' and '.join(TRAIN_PODS))
     before = research_pods(view)
     if build is None:
         runner.apply(build_pod(runner.namespace))
-    runner.wait_pods([BUILD_POD], 'Running', 'bd-1 to run by preempting a train pod')
+    runner.wait_pods([BUILD_POD], 'Running', '%s to run by preempting a %s pod' % (BUILD_POD, TRAIN_CLASS))
     gone = sorted(before - research_pods(view))
     evicted = evicted_pods(view)
     if len(gone) != 1 or gone[0] not in evicted:
-        runner.not_as_expected('exactly one train pod of queue research evicted by KAI',
+        runner.not_as_expected('exactly one %s pod of queue %s evicted by KAI' % (TRAIN_CLASS, RESEARCH),
                                {'gone': gone, 'evict_events_for': evicted},
-                               'KAI preempted differently than the lab expects (check priority classes train/build)')
-        return {}  # check mode: bd-1 was not created, nothing was evicted
+                               'KAI preempted differently than the lab expects (check priority classes %s/%s)'
+                               % (TRAIN_CLASS, BUILD_CLASS))
+        return {}  # check mode: the build pod was not created, nothing was evicted
     return {'pod': view.pod_state(BUILD_POD), 'evicted': gone[0]}
 
 

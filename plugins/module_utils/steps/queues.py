@@ -57,7 +57,7 @@ def solve(runner):
         got = seen.get(name)
         if not got or got['parent'] != want['parent'] or got['gpu']['quota'] != want['gpu_quota'] \
                 or got['gpu']['limit'] != want['gpu_limit']:
-            runner.not_as_expected('queue %s as in queues.yaml' % name, got, 'the Queue CRD rejected or changed it')
+            runner.not_as_expected('queue %s as in %s' % (name, FILE), got, 'the Queue CRD rejected or changed it')
     return {'queues': seen}
 
 

@@ -57,6 +57,15 @@ def pool_of(topology, pool_name):
     return int(pool.get('gpuCount', 2)), pool.get('gpuProduct', 'Tesla-K80'), int(pool.get('gpuMemory', 11441))
 
 
+def pool_label_key(topology, namespace, name):
+    """The label key of the nodes to serve (the topology's nodePoolLabelKey), or ValueError naming the ConfigMap."""
+    key = topology.get('nodePoolLabelKey')
+    if not key or not isinstance(key, str):
+        raise ValueError('the cluster topology (ConfigMap %s/%s, topology.yml) names no nodePoolLabelKey: '
+                         'provision again to write it' % (namespace, name))
+    return key
+
+
 def node_topology(node_name, count, product, memory, mig_strategy='mixed'):
     """The per-node topology document, GPUs unallocated."""
     return {
@@ -151,12 +160,14 @@ class Operator(object):
         self.cm_name = env.get('TOPOLOGY_CM_NAME', 'topology')
         self.cm_namespace = env['TOPOLOGY_CM_NAMESPACE']
         self.reservation_namespace = env.get('RESOURCE_RESERVATION_NAMESPACE', 'runai-reservation')
-        self.pool_label = 'run.ai/simulated-gpu-node-pool'
+        # The label key of the nodes served: the cluster topology's nodePoolLabelKey (the role writes the lab's,
+        # module_utils/kai/gpu.py NODE_POOL_LABEL), read by cluster_topology() before any node is looked at.
+        self.pool_label = None
 
     def cluster_topology(self):
         cm = self.core.read_namespaced_config_map(self.cm_name, self.cm_namespace)
         topology = yaml.safe_load((cm.data or {}).get('topology.yml') or '{}') or {}
-        self.pool_label = topology.get('nodePoolLabelKey', self.pool_label)
+        self.pool_label = pool_label_key(topology, self.cm_namespace, self.cm_name)
         return topology
 
     def node_cm_name(self, node_name):
