@@ -38,7 +38,8 @@ def test_stopped_binder_is_named_and_provision_restarts_it(tmp_path):
     assert provision.returncode == 0, provision.stdout[-3000:]
     assert re.search(r'KAI components started: binder\b', provision.stdout), provision.stdout[-3000:]
     assert grade_en(tmp_path)['environment'][0]['status'] == 'passed'
-    assert run_kai_lab('doctor')[0].returncode == 0
+    done, _ = run_kai_lab('doctor')
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_unreachable_api_server_fails_fast_and_clearly(tmp_path):

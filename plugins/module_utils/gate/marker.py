@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where the readiness gate keeps the fingerprint of its last full pass: a file only the lab can write.
 
-Layer: the readiness gate; imports no other layer.
+Layer: the readiness gate; may use this host's files (host/files.py).
 
 The gate skips its probes while the fingerprint of what a pass depended on
 is the one it recorded. Anyone who may write a ConfigMap could forge a

@@ -91,8 +91,9 @@ def _reservation(config):
 
 
 def reservation_account(config):
-    """The ServiceAccount KAI's binder gives its reservation pods: its Config's, else KAI's default, named as the
-    namespace (KAI v0.17.0's Config: serviceAccountName kai-resource-reservation; the sim's binder flag the same)."""
+    """The ServiceAccount KAI's binder gives its reservation pods: its Config's, else KAI's default
+    (constants.DefaultResourceReservationName, kai-resource-reservation, which is also the namespace's name:
+    KAI v0.17.0's Config says serviceAccountName kai-resource-reservation; the sim's binder flag the same)."""
     return _reservation(config).get('serviceAccountName') or kai_gpu.RESERVATION_NAMESPACE
 
 
