@@ -18,6 +18,12 @@ description:
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding that provision did not make; and, in every
     namespace but O(namespace), the Jobs, Pods and PodGroups that carry one of the lab's queues (label
     C(kai.scheduler/queue)), which would hold the lab's GPUs. It does not wait for their pods to end.
+  - There too, the controllers that would make such pods again - each workload's controller (C(ownerReferences)
+    with C(controller=true)) followed up to its top owner (Pod, ReplicaSet, Deployment; Pod, Job, CronJob;
+    StatefulSet; DaemonSet), and any Deployment, ReplicaSet, StatefulSet, DaemonSet or CronJob whose own labels
+    carry one of the lab's queues (KAI reads a pod's queue from its top owner too) - top owners first.
+  - A top owner that stays by the rules below keeps what is below it, and is named in RV(kept); an owner that
+    cannot be read, or of another kind, is named in RV(kept) and left.
   - Kept are the lab's own objects (O(own), O(own_labels)); what provision made - the objects the sim's record
     of the last full provision names (O(state_dir)), objects created no later than O(proved_namespace) (the
     readiness gate's, made once KAI and the lab's objects are in), and anything Helm installed (its release
@@ -82,9 +88,12 @@ removed:
   returned: always
   type: list
   elements: str
-  sample: ["Queue research", "PriorityClass urgent", "Job default/gang"]
+  sample: ["Deployment default/trainer", "ReplicaSet default/trainer-5d8f7c9b6", "Job default/gang",
+           "Pod default/trainer-5d8f7c9b6-x2k4p", "Queue research", "PriorityClass urgent"]
 kept:
-  description: Objects of those kinds left in place that the module could not tell apart, each with why.
+  description:
+    - Objects of those kinds left in place that the module could not tell apart, each with why; and workloads
+      of the lab's queues kept with their top owner, or whose controller it could not follow.
   returned: always
   type: list
   elements: str
@@ -95,6 +104,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client.args import CON
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.module import connect
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets import reset as lab_reset
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets import reset_workloads
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.sim import provision_record as sim_record
 
 ARGUMENT_SPEC = dict(
@@ -115,7 +125,10 @@ def run(params, cluster, check_mode):
         ((proved or {}).get('metadata') or {}).get('creationTimestamp'))
     own = set((obj.get('kind'), (obj.get('metadata') or {}).get('name')) for obj in params['own'])
     plan = lab_reset.Plan()
-    lab_reset.workload_plan(plan, lab_reset.read_workloads(cluster, params['queues']), params['namespace'])
+    found = reset_workloads.read_workloads(cluster, params['queues'])
+    kept = reset_workloads.controller_plan(cluster, plan, found, params['namespace'], own, params['own_labels'],
+                                           provisioned)
+    reset_workloads.workload_plan(plan, found, params['namespace'], kept)
     lab_reset.cluster_plan(plan, lab_reset.read_cluster_kinds(cluster), set(params['queues']), own,
                            params['own_labels'], provisioned)
     return lab_reset.carry_out(cluster, plan, check_mode), plan.named

@@ -33,6 +33,12 @@ KINDS = {
     ('v1', 'Node'): ('api/v1', 'nodes', False),
     ('batch/v1', 'Job'): ('apis/batch/v1', 'jobs', True),
     ('apps/v1', 'Deployment'): ('apis/apps/v1', 'deployments', True),
+    # Reset removes the controllers that make pods of the lab's queues outside the lab namespace
+    # (targets/reset_workloads.py).
+    ('apps/v1', 'ReplicaSet'): ('apis/apps/v1', 'replicasets', True),
+    ('apps/v1', 'StatefulSet'): ('apis/apps/v1', 'statefulsets', True),
+    ('apps/v1', 'DaemonSet'): ('apis/apps/v1', 'daemonsets', True),
+    ('batch/v1', 'CronJob'): ('apis/batch/v1', 'cronjobs', True),
     ('scheduling.k8s.io/v1', 'PriorityClass'): ('apis/scheduling.k8s.io/v1', 'priorityclasses', False),
     (QUEUE_API, 'Queue'): ('apis/' + QUEUE_API, 'queues', False),
     (PODGROUP_API, 'PodGroup'): ('apis/' + PODGROUP_API, 'podgroups', True),

@@ -12,7 +12,10 @@ works with the lab's admin kubeconfig (the default, root) may have added
   PriorityClasses, ValidatingAdmissionPolicies and their bindings;
 - workloads in other namespaces that carry one of the lab's queues (a Job
   applied without -n kai-lab): Jobs, Pods and PodGroups with the queue
-  label. They hold GPUs of the lab's nodes after its queues are gone.
+  label, and the controllers that make such pods (a Deployment and its
+  ReplicaSet, a StatefulSet, a DaemonSet, a CronJob), top owner first
+  (targets/reset_workloads.py). They hold GPUs of the lab's nodes after
+  its queues are gone, or once the learner makes them again.
 
 Those are removed. What stays (kept_by): the lab's own objects (its
 admission policies: the objects the role renders, or the lab's labels);
@@ -47,8 +50,6 @@ ADMISSION = 'admissionregistration.k8s.io/v1'
 # its policy, a queue after the workloads that use it.
 CLUSTER_KINDS = ((ADMISSION, 'ValidatingAdmissionPolicyBinding'), (ADMISSION, 'ValidatingAdmissionPolicy'),
                  ('scheduling.k8s.io/v1', 'PriorityClass'), (kai.QUEUE_API, 'Queue'))
-# Workloads outside the lab namespace that carry one of the lab's queues: a Job first (its pods go with it).
-WORKLOADS = (('batch/v1', 'Job'), ('v1', 'Pod'), (kai.PODGROUP_API, 'PodGroup'))
 HELM_RELEASE = 'meta.helm.sh/release-name'
 SYSTEM_PRIORITY = 'system-'
 
@@ -155,15 +156,6 @@ def cluster_plan(plan, listed, lab_queues, own, own_labels, provisioned):
     return plan
 
 
-def workload_plan(plan, found, namespace):
-    """Add to plan the workloads found (kind -> [(namespace, name)]) outside the lab namespace."""
-    for api_version, kind in WORKLOADS:
-        for where, name in sorted(found.get(kind) or []):
-            if where != namespace:
-                plan.remove(api_version, kind, name, where)
-    return plan
-
-
 # ---------------------------------------------------------------- reading the cluster
 
 def read_cluster_kinds(cluster):
@@ -177,24 +169,6 @@ def read_cluster_kinds(cluster):
                 raise ClusterError(api_error('list %s' % kind, exc))
             listed[kind] = ([], {})
     return listed
-
-
-def read_workloads(cluster, lab_queues):
-    """{kind: [(namespace, name)]} of WORKLOADS carrying one of lab_queues (the queue label), in every
-    namespace, those that cannot be read included (the API server selected them by the label)."""
-    selector = '%s in (%s)' % (kai.QUEUE_LABEL, ','.join(sorted(lab_queues)))
-    found = {}
-    for api_version, kind in WORKLOADS:
-        try:
-            items, unreadable = readable.list_everywhere(cluster, api_version, kind, label_selector=selector)
-        except ClusterError as exc:
-            if kind == 'PodGroup' and 'does not serve' in str(exc):  # KAI's CRDs are not there: no PodGroups
-                found[kind] = []
-                continue
-            raise
-        found[kind] = [((o.get('metadata') or {}).get('namespace'), kai.name_of(o)) for o in items]
-        found[kind].extend((entry[0], entry[1]) for entry in unreadable)
-    return found
 
 
 def carry_out(cluster, plan, check_mode):
