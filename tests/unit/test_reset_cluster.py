@@ -243,3 +243,141 @@ def test_a_root_learner_s_lab_keeps_nothing_of_a_learner_account_it_has_not(serv
     done = run_module(tmp_path, args)
     assert done["removed"] == LEARNERS
     assert len(names(server, POLICIES)) == 3, "labelled as the lab's"
+
+
+# ---------------------------------------------------------------- controllers that make the lab's pods again
+# A learner's Deployment and CronJob in namespace team (applied without -n kai-lab), their pods on the lab's
+# queue research. The pods and the Job are the real ones KAI v0.17.0 ran (fixtures/kai-v0.17.0/
+# gang-hand-step5.json: the lab's Job gang and its pods gang-dnrlt, gang-l6wd8), moved to namespace team
+# with ownerReferences to the controllers (as the ReplicaSet and CronJob controllers write them).
+
+GANG = FIXTURES / "kai-v0.17.0" / "gang-hand-step5.json"
+DEPLOYMENTS, REPLICASETS = "/apis/apps/v1/deployments", "/apis/apps/v1/replicasets"
+CRONJOBS = "/apis/batch/v1/cronjobs"
+
+
+def recorded(key, name):
+    return next(o for o in load_json(GANG)[key] if o["metadata"]["name"] == name)
+
+
+def owned_by(obj, name, owner, namespace="team", labels=None):
+    """obj (a recorded one) as owner's controller made it: its name, namespace and owner reference."""
+    obj = json.loads(json.dumps(obj))
+    obj["metadata"].update(name=name, namespace=namespace, uid="uid-" + name, creationTimestamp=LEARNER_TIME)
+    if labels is not None:
+        obj["metadata"]["labels"] = labels
+    obj["metadata"]["ownerReferences"] = [{
+        "apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+    return obj
+
+
+def controller(api_version, kind, name, queue, namespace="team", labels=None, **extra):
+    """A controller whose pod template carries queue (a kubectl-applied one, as the API server keeps it)."""
+    template = {"metadata": {"labels": {"app": name, LABEL: queue}}, "spec": {"containers": []}}
+    spec = {"jobTemplate": {"spec": {"template": template}}, "schedule": "0 3 * * *"} if kind == "CronJob" else {
+        "replicas": 1, "template": template}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta(name, namespace, labels=labels or {"app": name},
+                                                                        **extra), "spec": spec}
+
+
+def deployment_chain(name, queue, namespace="team", **extra):
+    """A Deployment, its ReplicaSet and a pod of it (the recorded pod gang-dnrlt, its queue label queue)."""
+    deployment = controller("apps/v1", "Deployment", name, queue, namespace, **extra)
+    replicaset = owned_by(controller("apps/v1", "ReplicaSet", name + "-5d8f7c9b6", queue, namespace),
+                          name + "-5d8f7c9b6", deployment, namespace)
+    pod = owned_by(recorded("pods", "gang-dnrlt"), name + "-5d8f7c9b6-x2k4p", replicaset, namespace,
+                   labels={"app": name, "pod-template-hash": "5d8f7c9b6", LABEL: queue})
+    return deployment, replicaset, pod
+
+
+def with_controllers(*chains):
+    lists = cluster_lists()
+    lists[CRONJOBS] = [controller("batch/v1", "CronJob", "nightly", "research")]
+    job = owned_by(recorded("jobs", "gang"), "nightly-29000000", lists[CRONJOBS][0], labels={})
+    lists[JOBS].append(job)
+    lists[PODS].append(owned_by(recorded("pods", "gang-l6wd8"), "nightly-29000000-k8s2p", job,
+                                labels={"job-name": job["metadata"]["name"], LABEL: "research"}))
+    lists[DEPLOYMENTS], lists[REPLICASETS] = [], []
+    for deployment, replicaset, pod in chains:
+        lists[DEPLOYMENTS].append(deployment)
+        lists[REPLICASETS].append(replicaset)
+        lists[PODS].append(pod)
+    return lists
+
+
+CONTROLLERS = ["Deployment team/trainer", "CronJob team/nightly", "ReplicaSet team/trainer-5d8f7c9b6",
+               "Job team/nightly-29000000"]
+WORKLOADS_THERE = ["Job default/gang", "Pod default/p1", "Pod team/nightly-29000000-k8s2p",
+                   "Pod team/trainer-5d8f7c9b6-x2k4p", "PodGroup default/pg-gang"]
+
+
+def test_controllers_elsewhere_whose_pods_carry_a_lab_queue_go_top_owner_first(serve, state_dir, tmp_path):
+    """Fails before issue 34's controllers: only the pods went, and the Deployment and CronJob made them again."""
+    server, config = serve(with_controllers(deployment_chain("trainer", "research"),
+                                            deployment_chain("other", "team-x")))
+    done = run_module(tmp_path, args_for(config, state_dir))
+    assert not done.get("failed"), done.get("msg")
+    assert done["removed"] == CONTROLLERS + WORKLOADS_THERE + LEARNERS[3:]
+    deleted = [(path, namespace, name) for path, namespace, name in server.deleted if namespace == "team"]
+    assert deleted == [(DEPLOYMENTS, "team", "trainer"), (CRONJOBS, "team", "nightly"),
+                       (REPLICASETS, "team", "trainer-5d8f7c9b6"), (JOBS, "team", "nightly-29000000"),
+                       (PODS, "team", "nightly-29000000-k8s2p"), (PODS, "team", "trainer-5d8f7c9b6-x2k4p")]
+    # A Deployment whose pods carry another queue (no lab's) stays, with its ReplicaSet and pods.
+    assert names(server, DEPLOYMENTS) == ["other"] and names(server, REPLICASETS) == ["other-5d8f7c9b6"]
+    assert "other-5d8f7c9b6-x2k4p" in names(server, PODS) and names(server, CRONJOBS) == []
+    assert done["kept"] == []
+
+
+def test_a_controller_labelled_with_a_lab_queue_goes_though_it_has_no_pod(serve, state_dir, tmp_path):
+    """KAI reads a pod's queue from its top owner: a Deployment labelled research scaled to zero still goes."""
+    lists = with_controllers()
+    lists[DEPLOYMENTS].append(controller("apps/v1", "Deployment", "idle", "research", labels={LABEL: "research"}))
+    server, config = serve(lists)
+    done = run_module(tmp_path, args_for(config, state_dir))
+    assert done["removed"][:3] == ["Deployment team/idle", "CronJob team/nightly", "Job team/nightly-29000000"]
+    assert names(server, DEPLOYMENTS) == []
+
+
+def test_a_controller_provision_or_helm_made_stays_with_its_pods_and_is_named(serve, state_dir, tmp_path):
+    """Fails before: their pods went (and came back at once), and nothing was named."""
+    helm = deployment_chain("metrics", "research", "monitoring",
+                            annotations={"meta.helm.sh/release-name": "lab-metrics"})
+    early = deployment_chain("warmup", "research", "monitoring", created="2026-12-01T21:10:00Z")
+    server, config = serve(with_controllers(helm, early))
+    done = run_module(tmp_path, args_for(config, state_dir))
+    assert not any("monitoring/" in line for line in done["removed"])
+    assert names(server, DEPLOYMENTS) == ["metrics", "warmup"]
+    assert {"metrics-5d8f7c9b6-x2k4p", "warmup-5d8f7c9b6-x2k4p"} <= set(names(server, PODS))
+    assert done["kept"] == [
+        "Pod monitoring/metrics-5d8f7c9b6-x2k4p (kai.scheduler/queue): kept with its top owner Deployment "
+        "monitoring/metrics, installed by Helm (release lab-metrics)",
+        "Pod monitoring/warmup-5d8f7c9b6-x2k4p (kai.scheduler/queue): kept with its top owner Deployment "
+        "monitoring/warmup, made by provision (created 2026-12-01T21:10:00Z, the lab proved ready "
+        "2026-12-01T21:20:42Z)"]
+    assert any("monitoring/metrics" in w for w in warnings_of(done))
+
+
+def test_an_owner_that_cannot_be_read_is_named_not_guessed(serve, state_dir, tmp_path):
+    """Fails before: the ReplicaSet nested too deep was neither read nor named."""
+    deployment, replicaset, pod = deployment_chain("deep", "research")
+    lists = with_controllers()
+    lists[PODS].append(pod)
+    deep = (REPLICASETS, "team", replicaset["metadata"]["name"],
+            fake_api.deep_object("ReplicaSet", replicaset["metadata"]["name"], "team"))
+    server, config = serve(lists, texts=[deep])
+    done = run_module(tmp_path, args_for(config, state_dir))
+    assert not done.get("failed"), done.get("msg")
+    assert "Pod team/deep-5d8f7c9b6-x2k4p" in done["removed"]
+    assert not any("ReplicaSet" in line for line in done["removed"]) and server.texts == [deep]
+    named = [line for line in done["kept"] if "deep" in line]
+    assert len(named) == 1 and named[0].startswith(
+        "Pod team/deep-5d8f7c9b6-x2k4p (kai.scheduler/queue): its controller ReplicaSet team/deep-5d8f7c9b6 is "
+        "left, as it cannot be read (") and "deep" in named[0].split("cannot be read", 1)[1]
+
+
+def test_check_mode_names_the_controllers_it_would_remove_and_removes_nothing(serve, state_dir, tmp_path):
+    server, config = serve(with_controllers(deployment_chain("trainer", "research")))
+    done = run_module(tmp_path, args_for(config, state_dir), check=True)
+    assert done["changed"] is True and done["removed"] == CONTROLLERS + WORKLOADS_THERE + LEARNERS[3:]
+    assert server.deleted == [] and names(server, DEPLOYMENTS) == ["trainer"]

@@ -82,8 +82,9 @@ def owners_of(cluster, kind, obj, namespace):
         try:
             owner = cluster.get(api_version, owner_kind, name, namespace)
         except UnreadableAnswer as exc:
+            where = shown(owner_kind, namespace, name)
             return chain[::-1], '%s: its controller %s is left, as it cannot be read (%s)' % (
-                head, shown(owner_kind, namespace, name), exc)
+                head, where, readable.reason(exc, 'read ' + where))
         if owner is None or (ref.get('uid') and (owner.get('metadata') or {}).get('uid') != ref['uid']):
             break
         chain.append((api_version, owner_kind, owner))
