@@ -18,8 +18,8 @@ description:
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding that provision did not make; and, in every
     namespace but O(namespace), the Jobs, Pods and PodGroups that carry one of the lab's queues (label
     C(kai.scheduler/queue)), which would hold the lab's GPUs. It does not wait for their pods to end.
-  - There too, the controllers that would make such pods again - each workload's controller (C(ownerReferences)
-    with C(controller=true)) followed up to its top owner (Pod, ReplicaSet, Deployment; Pod, Job, CronJob;
+  - There too, the controllers that would make such pods again - each workload's controller (its C(ownerReferences)
+    entry marked C(controller)) followed up to its top owner (Pod, ReplicaSet, Deployment; Pod, Job, CronJob;
     StatefulSet; DaemonSet), and any Deployment, ReplicaSet, StatefulSet, DaemonSet or CronJob whose own labels
     carry one of the lab's queues (KAI reads a pod's queue from its top owner too) - top owners first.
   - A top owner that stays by the rules below keeps what is below it, and is named in RV(kept); an owner that
