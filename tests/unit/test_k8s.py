@@ -34,13 +34,18 @@ DENIAL = "cannot have both GPU fraction request and whole GPU resource request/l
     (("scheduling.run.ai/v2", "Queue", "kai-lab", "research"), "/apis/scheduling.run.ai/v2/queues/research"),
     (("scheduling.run.ai/v2", "Queue"), "/apis/scheduling.run.ai/v2/queues"),
     (("v1", "Node", None, "kai-lab-vm"), "/api/v1/nodes/kai-lab-vm"),
+    # The controllers reset follows up from a pod (targets/reset_workloads.py).
+    (("apps/v1", "ReplicaSet", "team", "web-5d8f7c9b6"), "/apis/apps/v1/namespaces/team/replicasets/web-5d8f7c9b6"),
+    (("apps/v1", "StatefulSet", "team", "db"), "/apis/apps/v1/namespaces/team/statefulsets/db"),
+    (("apps/v1", "DaemonSet", "team", "agent"), "/apis/apps/v1/namespaces/team/daemonsets/agent"),
+    (("batch/v1", "CronJob", "team", "nightly"), "/apis/batch/v1/namespaces/team/cronjobs/nightly"),
 ])
 def test_kind_path(args, path):
     assert kind_path(*args) == path
 
 
 @pytest.mark.parametrize("api_version, kind", [
-    ("apps/v1", "StatefulSet"),
+    ("networking.k8s.io/v1", "Ingress"),
     ("scheduling.run.ai/v1", "Queue"),  # right kind, wrong version
     ("v1", "pod"),
 ])
