@@ -69,7 +69,7 @@ def owners_of(cluster, kind, obj, namespace):
     An owner gone (or another object of its name) ends the chain: the garbage collector removes what it made."""
     chain = []
     below_kind, below = kind, obj
-    for _ in range(MAX_OWNERS):
+    for dummy in range(MAX_OWNERS):
         ref = controller_of(below)
         if ref is None:
             break
@@ -123,7 +123,7 @@ def controller_plan(cluster, plan, found, namespace, own, own_labels, provisione
                           for height, (owner_api, owner_kind, owner) in enumerate(chain))
             if labelled:
                 levels.append((len(chain), api_version, kind, name, where))
-    for _, api_version, kind, name, where in sorted(levels):
+    for dummy, api_version, kind, name, where in sorted(levels):
         plan.remove(api_version, kind, name, where)
     return kept
 
@@ -131,7 +131,7 @@ def controller_plan(cluster, plan, found, namespace, own, own_labels, provisione
 def workload_plan(plan, found, namespace, kept=()):
     """Add to plan the WORKLOADS found outside the lab namespace but those kept (controller_plan's)."""
     for api_version, kind in WORKLOADS:
-        for where, name, _ in sorted(found.get(kind) or [], key=lambda entry: entry[:2]):
+        for where, name, dummy in sorted(found.get(kind) or [], key=lambda entry: entry[:2]):
             if where != namespace and (kind, where, name) not in kept:
                 plan.remove(api_version, kind, name, where)
     return plan
