@@ -7,7 +7,8 @@ Each fault is {'id': FAULT, 'values': {...}}; grading/cli_doctor.py words
 them (what is wrong and what to do, in Korean and English). The pure parts
 take API objects; diagnose() reads them with few requests (nodes, one
 RuntimeClass, one Namespace and its ServiceAccount, KAI's Config, the
-reservation pods, one SubjectAccessReview, KAI's health) so a healthy lab answers at once.
+reservation pods, one SubjectAccessReview, KAI's health) so a healthy lab
+answers at once.
 
 What applies where: on k3s fake-gpu-operator is its Helm chart (a
 RuntimeClass "nvidia" with handler runc, a status-updater ServiceAccount
@@ -32,8 +33,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 
 FAULTS = ('cluster', 'node_pool_label', 'no_gpus', 'runtime_class_missing', 'runtime_class_handler',
-          'reservation_namespace', 'reservation_namespace_kai', 'reservation_service_account', 'status_updater_rights', 'kai_config_missing',
-          'queue_label_key', 'reservation_pods', 'kai_not_ready')
+          'reservation_namespace', 'reservation_namespace_kai', 'reservation_service_account',
+          'status_updater_rights', 'kai_config_missing', 'queue_label_key', 'reservation_pods', 'kai_not_ready')
 NOTES = ('runtime_class_sim', 'status_updater_sim')
 
 RUNTIME_CLASS = 'nvidia'
@@ -97,7 +98,7 @@ def reservation_account(config):
     return _reservation(config).get('serviceAccountName') or kai_gpu.RESERVATION_NAMESPACE
 
 
-def namespace_faults(namespace, config, account=True):
+def namespace_faults(namespace, config, account):
     """The reservation namespace missing, or without the ServiceAccount of KAI's reservation pods (account: that
     object, None when missing), or KAI's Config naming another namespace than fake GPUs serve."""
     faults = []

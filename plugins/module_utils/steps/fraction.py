@@ -60,12 +60,13 @@ def solve(runner):
     for pod in fraction_pods(runner.namespace):
         if view.pod(kai.name_of(pod)) is None:
             runner.apply(pod)
-    runner.wait_pods(list(FRACTION_PODS), 'Running', '%s to run on a shared GPU' % ' and '.join(FRACTION_PODS))
+    both = ' and '.join(FRACTION_PODS)
+    runner.wait_pods(list(FRACTION_PODS), 'Running', '%s to run on a shared GPU' % both)
     if not all(running(view, n) for n in FRACTION_PODS):
         return {}  # only in check mode, whose waiter does not wait: nothing was placed
     evidence = sharing_evidence(view)
     if len(set(evidence['groups'].values())) != 1 or None in evidence['groups'].values():
-        runner.not_as_expected('%s in one GPU group' % ' and '.join(FRACTION_PODS), evidence, 'KAI placed them on different GPUs')
+        runner.not_as_expected('%s in one GPU group' % both, evidence, 'KAI placed them on different GPUs')
     elif evidence['reservation_pods'] != 1 or len(set(evidence['devices'].values())) != 1:
         runner.not_as_expected('one reservation pod whose GPU both pods see', evidence,
                                'fake GPU operator did not annotate the reservation pod, or its namespace differs from KAI\'s')
