@@ -31,9 +31,13 @@ def as_learner(*argv, stdin=None, timeout=60):
                           text=True, timeout=timeout, cwd='/')
 
 
+# The learner's kubectl: a copy of the sim's, root's, outside the learner's home (create.yml, molecule.yml).
+LEARNER_KUBECTL = '/opt/gsb-kai-lab-learner-kubectl/kubectl'
+
+
 def kubectl(*args, stdin=None):
-    """The learner's kubectl (its own copy, its own kubeconfig)."""
-    return as_learner(os.path.join(home(), 'bin', 'kubectl'), *args, stdin=stdin)
+    """The learner's kubectl (a copy of the sim's), run as the learner: its own kubeconfig."""
+    return as_learner(LEARNER_KUBECTL, *args, stdin=stdin)
 
 
 def admin_kubectl(*args):

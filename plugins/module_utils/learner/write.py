@@ -71,12 +71,14 @@ def _write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
-def write_file(directory, name, content, mode=0o600):
+def write_file(directory, name, content, mode=0o600, owner=None):
     """Write content (str as UTF-8, or bytes) to directory/name atomically; returns the path.
 
     A temporary file created exclusively in the same directory is filled,
     synced and renamed over the target: a symlink at the target is replaced,
-    not followed; a directory there is refused.
+    not followed; a directory there is refused. owner: (uid, gid) to give
+    the file to; by default, root writing into another user's directory
+    gives it to that directory's owner.
     """
     if isinstance(content, str):
         content = content.encode('utf-8')
@@ -95,7 +97,7 @@ def write_file(directory, name, content, mode=0o600):
         try:
             try:
                 os.fchmod(fd, mode)
-                owner = _owner_for(dir_fd)
+                owner = owner or _owner_for(dir_fd)
                 if owner:
                     os.fchown(fd, owner[0], owner[1])
                 _write_all(fd, content)
