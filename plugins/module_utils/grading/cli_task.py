@@ -94,14 +94,38 @@ def run(args, settings, lang, out, err, as_json):
     return export(settings, args.platform, args.dest, args.collection, lang, out, err, as_json)
 
 
-def lab_of(settings, lang):
-    """The lab text with this lab's namespace, workdir and KAI namespace (the defaults' where settings have none)."""
+def running_version(settings, cluster=None):
+    """The version of the KAI that runs, whose form of each step the text writes, or None when it cannot be read.
+
+    The sim's record is a file (no cluster is asked); a VM's KAI is read
+    through the API (two requests, bounded by the settings' request time).
+    None (not read): the text shows the lab text's form and each other one.
+    """
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
+    try:
+        if settings.get('kai_record'):
+            return kai_running.read_sim_record(settings['kai_record']).version
+        if cluster is None and not settings.get('kubeconfig'):
+            return None
+        from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
+        full = grade_session.complete(settings)
+        cluster = cluster or grade_session.connect(full)
+        return kai_running.running_kai(cluster, None, full['kai_namespace']).version
+    except Exception:  # any reason it cannot be read: the text then shows every form
+        return None
+
+
+def lab_of(settings, lang, running=False, cluster=None):
+    """The lab text with this lab's namespace, workdir and KAI namespace (the defaults' where settings have none);
+    running: written for the KAI that runs and the lab's target (kai-lab task, hint, status)."""
     values = dict((key, settings.get(key)) for key in TEXT_SETTINGS)
     if not all(values.values()):
         # Only then: the grading core's import costs kai-lab task a tenth of a second.
         from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.session import DEFAULTS
         values = dict((key, value or DEFAULTS[key]) for key, value in values.items())
-    return lab_text.Lab(lang, values['namespace'], values['workdir'], values['kai_namespace'])
+    kai_version = running_version(settings, cluster) if running else None
+    return lab_text.Lab(lang, values['namespace'], values['workdir'], values['kai_namespace'], kai_version=kai_version,
+                        target=settings.get('target') if running else None)
 
 
 def next_step(settings):
@@ -123,7 +147,7 @@ def task(settings, step_id, lang, out, as_json):
     if step is None:
         out.line(cli_output._say('all_done', lang))
         return cli_output.PASSED_EXIT
-    lab = lab_of(settings, lang)
+    lab = lab_of(settings, lang, running=True)
     nodes = lab.step(step.id, level=1)
     if as_json:
         out.json({'id': step.id, 'number': step.number, 'title': step.title[lang], 'summary': lab.summary(step.id),
@@ -137,7 +161,7 @@ def task(settings, step_id, lang, out, as_json):
 
 def next_task_line(settings, lang, step):
     """What kai-lab status says of the next step's task."""
-    return lab_text.plain_inline(_say('next_task', lang, summary=lab_of(settings, lang).summary(step.id)))
+    return lab_text.plain_inline(_say('next_task', lang, summary=lab_of(settings, lang, running=True).summary(step.id)))
 
 
 def first_failure(settings, step_id, lang, out, cluster=None):

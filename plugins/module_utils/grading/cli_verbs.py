@@ -154,7 +154,7 @@ def hint(settings, step_id, lang, out, as_json):
         out.line(_unknown_step(step_id, lang))
         return CANNOT_GRADE_EXIT
     step = steps.step(step_id)
-    lab = cli_task.lab_of(settings, lang).values
+    lab = cli_task.lab_of(settings, lang, running=True).values
     hints = [{'id': c.id, 'description': say(c.words['desc'], lang, **lab), 'hint': say(c.words['hint'], lang, **lab)}
              for c in step.checks]
     if as_json:

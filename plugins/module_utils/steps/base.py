@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
 
 PASSED, FAILED, UNVERIFIED = 'passed', 'failed', 'unverified'
 
@@ -32,6 +33,9 @@ BUILD_CLASS = 'build'
 # The values of KAI's default PriorityClasses the lab's pods name (KAI's chart
 # creates them): build is never preempted, train may be.
 PRIORITIES = {TRAIN_CLASS: 50, BUILD_CLASS: 100}
+# The image and command of every pod the lab writes (the lab text names them; any image with sleep would do).
+POD_IMAGE = 'ubuntu:22.04'
+POD_COMMAND = ['sleep', 'infinity']
 
 
 class Step(object):
@@ -108,11 +112,12 @@ def joined(problems):
 
 
 def say(entry, lang, **values):
-    """A {en, ko} template in lang, filled with values (str.format)."""
+    """A {en, ko} template in lang, filled with values (str.format; a Korean particle as a field's format
+    spec, '{name:을}', takes the form its value needs: learner/text.py fill)."""
     template = entry.get(lang) or entry['en']
     try:
-        return template.format(**values)
-    except (KeyError, IndexError):
+        return fill(template, **values)
+    except (KeyError, IndexError, AttributeError):
         return template
 
 
@@ -123,7 +128,7 @@ def say_both(entry, **values):
 
 def gpu_pod(name, namespace, queue, gpus=1, priority_class=None, annotations=None, labels=None):
     """A sleeping pod for KAI; gpus=0 gives it no nvidia.com/gpu limit (fractions)."""
-    container = {'name': 'main', 'image': 'ubuntu:22.04', 'command': ['sleep', 'infinity']}
+    container = {'name': 'main', 'image': POD_IMAGE, 'command': list(POD_COMMAND)}
     if gpus:
         container['resources'] = {'limits': {kai_gpu.GPU_RESOURCE: gpus}}
     pod = {

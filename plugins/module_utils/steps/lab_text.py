@@ -24,7 +24,9 @@ __metaclass__ = type
 import re
 import unicodedata
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text_en, lab_text_ko, lab_values, registry
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang, lab_text_en, lab_text_ko, lab_values, registry
 
 LANGS = ('ko', 'en')
 TEXTS = {'en': lab_text_en.TEXT, 'ko': lab_text_ko.TEXT}
@@ -46,25 +48,66 @@ def joined(names, lang):
     return '%s %s %s' % (', '.join(items[:-1]), word, items[-1])
 
 
-class Lab(object):
-    """The lab text for one lab: its language, namespace, workdir and KAI's namespace."""
+# Where the lab runs: the text states what differs there (TEXT['targets']); None, in the docs: every target's.
+TARGETS = ('sim', 'k3s')
 
-    def __init__(self, lang, namespace, workdir, kai_namespace):
+
+def form_of(kai_version):
+    """The form of the steps on kai_version: None (the lab text's, the Job gang) or 'podgroup' (an explicit
+    PodGroup, KAI before the Job gang: steps/gang.py); a version no profile covers is written as the text's."""
+    try:
+        return None if gang.job_gang_supported(kai_version) else 'podgroup'
+    except kai_profiles.KaiProfileError:
+        return None
+
+
+class Lab(object):
+    """The lab text for one lab: its language, namespace, workdir and KAI's namespace.
+
+    kai_version: the KAI that runs, whose form of each step the text writes
+    (None, the docs: the lab text's version, each other form after it under
+    its own heading). target: 'sim' or 'k3s', whose facts the text adds
+    (None: every target's).
+    """
+
+    def __init__(self, lang, namespace, workdir, kai_namespace, kai_version=None, target=None):
         self.lang = lang if lang in TEXTS else 'en'
         self.text = words(self.lang)
-        found = lab_values.values(namespace, workdir, kai_namespace)
+        self.kai_version = kai_version
+        self.target = target if target in TARGETS else None
+        self.form = form_of(kai_version) if kai_version else None
+        found = lab_values.values(namespace, workdir, kai_namespace, kai_version)
         rows = found['queue_rows']
         for key, names in (('queue_names', [r['name'] for r in rows]), ('leaf_names', found['leaf_queues']),
                            ('parent_names', found['parent_queues']), ('train_names', found['train_pods']),
-                           ('fraction_names', found['fraction_pods']), ('report_names', found['report_keys'])):
+                           ('fraction_names', found['fraction_pods']), ('report_names', found['report_keys']),
+                           ('gang_pod_names', found['gang_pod_list'])):
             found[key] = joined(names, self.lang)
-        found['queue_items'] = [self.text['queue_child' if r['parent'] else 'queue_root'].format(**r) for r in rows]
+        found['queue_items'] = [fill(self.text['queue_child' if r['parent'] else 'queue_root'], **r) for r in rows]
         self.values = found
         self.workdir = workdir
 
     def fill(self, template, **more):
         values = dict(self.values, **more) if more else self.values
-        return template.format(**values)
+        return fill(template, **values)
+
+    def step_words(self, step_id, form=None):
+        """A step's words in a form (None: the lab text's): the form's replace the text's, key by key."""
+        found = dict(self.text['steps'][step_id])
+        if form:
+            found.update(self.text['forms'][form].get(step_id) or {})
+        return found
+
+    def other_forms(self, step_id):
+        """The forms besides the one written whose words differ for this step (the docs show them all)."""
+        if self.kai_version:
+            return []
+        return [form for form in sorted(self.text['forms']) if step_id in self.text['forms'][form]]
+
+    def target_words(self, step_id):
+        """What the target (every target, in the docs) adds to a step's task: blocks."""
+        targets = [self.target] if self.target else TARGETS
+        return [block for target in targets for block in (self.text['targets'].get(target) or {}).get(step_id, [])]
 
     def blocks(self, templates):
         nodes = []
@@ -95,7 +138,7 @@ class Lab(object):
 
     def summary(self, step_id):
         """One sentence: what the step asks (kai-lab status names the next task with it)."""
-        return self.fill(self.text['steps'][step_id]['summary'])
+        return self.fill(self.step_words(step_id, self.form)['summary'])
 
     def intro(self, level=2, parts=INTRO):
         nodes = []
@@ -113,15 +156,22 @@ class Lab(object):
     def step(self, step_id, level=2, heading=True, check=True):
         """A step: its title, task, context, the files it asks for and how to check it."""
         step = registry.step(step_id)
-        words_of_step = self.text['steps'][step_id]
+        words_of_step = self.step_words(step_id, self.form)
         nodes = [('h', level, self.step_title(step))] if heading else []
         nodes.append(('h', level + 1, self.heading('task')))
         nodes.extend(self.blocks(words_of_step['task']))
+        nodes.extend(self.blocks(self.target_words(step_id)))
         files = lab_values.step_files(step, self.workdir)
         if files:
             nodes.append(('p', self.fill(self.text['files'], files=', '.join('`%s`' % f for f in files))))
         nodes.append(('h', level + 1, self.heading('context')))
         nodes.extend(self.blocks(words_of_step['context']))
+        for form in self.other_forms(step_id):
+            other = self.step_words(step_id, form)
+            nodes.append(('h', level + 1, self.fill(self.text['forms'][form]['heading'])))
+            nodes.extend(self.blocks(other['task']))
+            if other.get('context') is not None and other['context'] != words_of_step['context']:
+                nodes.extend(self.blocks(other['context']))
         if check:
             nodes.append(('h', level + 1, self.heading('check')))
             nodes.append(('p', self.fill(self.text['check'], id=step.id)))

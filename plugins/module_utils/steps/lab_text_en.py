@@ -60,6 +60,8 @@ TEXT = {
             'Create every object of the lab in namespace `{namespace}`. KAI itself runs in `{kai_namespace}`: leave '
             'that namespace alone.',
             'Keep the files the steps ask for in `{workdir}`.',
+            'The lab\'s pods only wait: give each one container with the image `{pod_image}` and the command '
+            '`{pod_command}` (any image that can sleep would do).',
             'Check each step as soon as it is done with `kai-lab check <step>`. Some of KAI\'s answers do not last: '
             'Events expire, and KAI clears a PodGroup\'s reason once the PodGroup is placed. A check made in time keeps '
             'KAI\'s answer in the grader\'s record.',
@@ -73,7 +75,8 @@ TEXT = {
     'mistakes': [
         [
             'Leaving out `schedulerName: {scheduler}`. The cluster\'s default scheduler then places the pod, and none '
-            'of KAI\'s queues, gangs or fractions apply to it.',
+            'of KAI\'s queues, gangs or fractions apply to it. A pod\'s `schedulerName` cannot be changed once it '
+            'is created: delete the pod and create it again.',
             'In step {n_fraction}, asking for a fraction with the `{fraction_annotation}` annotation and also for '
             'whole GPUs with `{gpu_resource}` limits. KAI\'s admission webhook rejects such a pod.',
         ],
@@ -92,6 +95,67 @@ TEXT = {
         'in PodGroups and Events. `kai-lab check` without a step grades the whole lab once more and writes the '
         'grade next to your files.',
     ],
+    # Where the KAI that runs differs from the lab text's (steps/gang.py's forms): these replace a step's words.
+    'forms': {
+        'podgroup': {
+            'heading': 'On KAI-Scheduler before v{job_gang_since}',
+            'gang': {
+                'summary': 'Create PodGroup `{gang_podgroup_name}` and its {gang_size} pods, which must start '
+                           'together, see all of them stay Pending, and save KAI\'s reason to `{gang_path}`.',
+                'task': [
+                    'Before KAI-Scheduler v{job_gang_since} a batch Job is not one gang: the pod-grouper gives each '
+                    'pod of a Job a PodGroup of its own. Write the gang as a PodGroup of your own. Create PodGroup `{gang_podgroup_name}` in namespace '
+                    '`{namespace}` (apiVersion `{podgroup_api}`, kind `PodGroup`) with `minMember: '
+                    '{gang_min_member}`, `queue: {gang_podgroup_queue}` and `priorityClassName: {gang_class}` under '
+                    '`spec`.',
+                    'Then create pods {gang_pod_names} in `{namespace}`, each with KAI\'s scheduler, the label '
+                    '`{queue_label}: {gang_queue}`, the annotation `{podgroup_annotation}: {gang_podgroup_name}` (it '
+                    'puts the pod in that PodGroup) and a limit of {gang_gpus} `{gpu_resource}`.',
+                    'Only {free_gpus} GPUs are free now, so all {gang_size} pods must stay Pending. Copy the `message` '
+                    'of the condition in `status.schedulingConditions` of PodGroup `{gang_podgroup_name}` into '
+                    '`{gang_path}`.',
+                ],
+                'context': [
+                    'The default scheduler would start {free_gpus} of the pods and leave the last one waiting, while '
+                    'the others hold their GPUs for nothing. KAI places a PodGroup that needs {gang_min_member} '
+                    'members all at once or not at all. The queue is not what stops them: the limit of '
+                    '`{gang_queue}` ({gang_queue_limit}) leaves room for the whole gang. On v{job_gang_since} and '
+                    'later, a Job with `{min_member_annotation}` becomes such a PodGroup by itself.',
+                ],
+            },
+            'preempt': {
+                'summary': 'Delete the gang (PodGroup `{gang_podgroup_name}` and its pods), fill the GPUs with '
+                           '{train_names} (priority `{train_class}`), then run `{build_pod}` (priority '
+                           '`{build_class}`) and see KAI evict a training pod.',
+                'task': [
+                    'Delete the gang: pods {gang_pod_names} and PodGroup `{gang_podgroup_name}`. Run pods '
+                    '{train_names} in namespace `{namespace}` and queue `{train_queue}`, each with {train_gpus} '
+                    '`{gpu_resource}`, KAI\'s scheduler and `priorityClassName: {train_class}`: with them, all '
+                    '{gpus} GPUs are in use.',
+                    'Then run pod `{build_pod}` with {build_gpus} `{gpu_resource}` in the same queue and '
+                    '`priorityClassName: {build_class}`. `{build_pod}` must become Running, and one training pod must '
+                    'be evicted.',
+                ],
+            },
+        },
+    },
+    # What differs on a target: appended to a step's task there (the docs show every target's).
+    'targets': {
+        'sim': {
+            'report': [
+                'On the sim the nodes are simulated and `kubectl exec` does not run a command in a pod: read '
+                '`{visible_devices}` of `{fr1}` from the ConfigMap its container\'s `env` takes it from '
+                '(`kubectl -n {namespace} get pod {fr1} -o yaml`, then `kubectl -n {namespace} get configmap <name> '
+                '-o yaml`).',
+            ],
+        },
+        'k3s': {
+            'report': [
+                'On the lab VM, ask the pod itself: `kubectl -n {namespace} exec {fr1} -- printenv '
+                '{visible_devices}`.',
+            ],
+        },
+    },
     'steps': {
         'queues': {
             'summary': 'Write `{queues_path}` with the queues {queue_names} and apply it.',
@@ -128,10 +192,11 @@ TEXT = {
                        'keeping it Pending to `{nolimit_path}`.',
             'task': [
                 'Add a queue `{nolimit}` under `{nolimit_parent}` with GPU quota {nolimit_quota} and no GPU limit: '
-                'leave the field out. Run pod `{nl1}` in it ({nl1_gpus} `{gpu_resource}`, KAI\'s scheduler). It '
-                'stays Pending although the quota covers it.',
-                'Copy the reason KAI gives for it, from its PodGroup\'s `status.schedulingConditions`, into '
-                '`{nolimit_path}`.',
+                'leave the field out. CPU and memory as on the other queues: quota {nolimit_cpu_quota}, limit '
+                '{nolimit_cpu_limit}. Run pod `{nl1}` in namespace `{namespace}` and queue `{nl1_queue}`, with a limit '
+                'of {nl1_gpus} `{gpu_resource}` and KAI\'s scheduler. It stays Pending although the quota covers it.',
+                'KAI gives its reason in the `status.schedulingConditions` of `{nl1}`\'s PodGroup: copy that condition\'s '
+                '`message` (the whole sentence) into `{nolimit_path}`.',
             ],
             'context': [
                 'This is the lab\'s trap. A queue without a limit looks unlimited, but KAI reads a missing limit as 0, '
@@ -154,11 +219,12 @@ TEXT = {
             'summary': 'Submit Job `{gang}` of {gang_size} pods that must start together, see all of them stay '
                        'Pending, and save KAI\'s reason to `{gang_path}`.',
             'task': [
-                'Create Job `{gang}` with parallelism {gang_size}, queue `{gang_queue}` and KAI\'s scheduler, each pod '
-                'asking for {gang_gpus} `{gpu_resource}`, and the annotation `{min_member_annotation}: '
-                '"{min_member}"` on the Job. The queue label goes on the Job and on its pod template.',
-                'Only {free_gpus} GPUs are free now, so all {gang_size} pods must stay Pending. Copy the reason from '
-                'the gang\'s PodGroup into `{gang_path}`.',
+                'Create Job `{gang}` in namespace `{namespace}` with parallelism {gang_size}, queue `{gang_queue}` and '
+                'KAI\'s scheduler, each pod asking for {gang_gpus} `{gpu_resource}`, and the annotation '
+                '`{min_member_annotation}: "{min_member}"` on the Job. The queue label goes on the Job and on its pod '
+                'template.',
+                'Only {free_gpus} GPUs are free now, so all {gang_size} pods must stay Pending. Copy the `message` of '
+                'the condition in the gang\'s PodGroup\'s `status.schedulingConditions` into `{gang_path}`.',
             ],
             'context': [
                 'The default scheduler would start {free_gpus} of the pods and leave the last one waiting, while the '
@@ -171,8 +237,9 @@ TEXT = {
             'summary': 'Delete Job `{gang}`, fill the GPUs with {train_names} (priority `{train_class}`), then run '
                        '`{build_pod}` (priority `{build_class}`) and see KAI evict a training pod.',
             'task': [
-                'Delete Job `{gang}`. Run pods {train_names} in queue `{train_queue}`, each with {train_gpus} '
-                '`{gpu_resource}` and `priorityClassName: {train_class}`: with them, all {gpus} GPUs are in use.',
+                'Delete Job `{gang}`. Run pods {train_names} in namespace `{namespace}` and queue `{train_queue}`, each '
+                'with {train_gpus} `{gpu_resource}`, KAI\'s scheduler and `priorityClassName: {train_class}`: with '
+                'them, all {gpus} GPUs are in use.',
                 'Then run pod `{build_pod}` with {build_gpus} `{gpu_resource}` in the same queue and '
                 '`priorityClassName: {build_class}`. `{build_pod}` must become Running, and one training pod must be '
                 'evicted.',
@@ -190,9 +257,9 @@ TEXT = {
                        'asking for {fraction} of a GPU, on one shared GPU.',
             'task': [
                 'Delete the training pod that still runs, which frees one GPU. Write pods {fraction_names} in '
-                '`{fraction_path}` with the annotation `{fraction_annotation}: "{fraction}"`, queue '
-                '`{fraction_queue}` and KAI\'s scheduler, and no `{gpu_resource}` in their resources. Apply the file: '
-                'both pods must run on the same GPU.',
+                '`{fraction_path}`, in namespace `{namespace}`, with the annotation `{fraction_annotation}: '
+                '"{fraction}"`, queue `{fraction_queue}` and KAI\'s scheduler, and no `{gpu_resource}` in their '
+                'resources. Apply the file: both pods must run on the same GPU.',
             ],
             'context': [
                 'A fraction is asked for with the annotation, never together with `{gpu_resource}` limits. KAI places '

@@ -53,6 +53,8 @@ TEXT = {
             '실습의 모든 객체는 `{namespace}` 네임스페이스에 만듭니다. KAI 자신은 `{kai_namespace}` 에서 돌아가니 그 '
             '네임스페이스는 건드리지 마세요.',
             '단계가 요구하는 파일은 `{workdir}` 에 둡니다.',
+            '실습의 파드는 기다리기만 합니다. 컨테이너 하나에 이미지 `{pod_image}`, 명령 `{pod_command}` 를 주세요 '
+            '(sleep 할 수 있는 이미지면 무엇이든 됩니다).',
             '단계를 마칠 때마다 곧바로 `kai-lab check <단계>` 로 확인하세요. KAI 의 대답 중에는 오래 남지 않는 것이 '
             '있습니다. 이벤트는 만료되고, PodGroup 이 배치되면 KAI 가 그 사유를 지웁니다. 제때 확인하면 KAI 의 대답이 '
             '채점 기록에 남습니다.',
@@ -66,7 +68,8 @@ TEXT = {
     'mistakes': [
         [
             '`schedulerName: {scheduler}` 줄을 빠뜨리는 것. 그러면 클러스터의 기본 스케줄러가 파드를 배치하고, KAI 의 '
-            '큐도 갱도 쪼개기도 전혀 적용되지 않습니다.',
+            '큐도 갱도 쪼개기도 전혀 적용되지 않습니다. 파드의 `schedulerName` 은 만든 뒤에는 바꿀 수 없습니다. 파드를 '
+            '지우고 다시 만드세요.',
             '{n_fraction}단계에서 `{fraction_annotation}` 주석으로 GPU 일부를 요청하면서 `{gpu_resource}` limits 로 '
             '통째 GPU 까지 함께 요청하는 것. KAI 의 입장(admission) 웹훅이 그런 파드를 거부합니다.',
         ],
@@ -84,6 +87,63 @@ TEXT = {
         '큐, PodGroup, 갱, 우선순위, 나눠 쓰는 GPU 로 KAI 가 결정을 내리게 했고, 그 이유를 PodGroup 과 이벤트에서 '
         '읽었습니다. 단계 없이 `kai-lab check` 를 실행하면 실습 전체를 한 번 더 채점하고 결과를 파일 옆에 씁니다.',
     ],
+    'forms': {
+        'podgroup': {
+            'heading': 'KAI-Scheduler v{job_gang_since} 이전에서는',
+            'gang': {
+                'summary': '함께 떠야 하는 파드 {gang_size}개와 그 PodGroup `{gang_podgroup_name}` 을 만들어 모두 Pending '
+                           '에 머무는 것을 보고, KAI 의 이유를 `{gang_path}` 에 담습니다.',
+                'task': [
+                    'KAI-Scheduler v{job_gang_since} 이전에는 batch Job 이 갱 하나가 되지 않습니다. pod-grouper 가 Job 의 '
+                    '파드마다 PodGroup 을 따로 붙입니다. 갱을 PodGroup 으로 직접 적으세요. `{namespace}` 네임스페이스에 PodGroup '
+                    '{gang_podgroup_name:`을} 만들고 (apiVersion `{podgroup_api}`, kind `PodGroup`) `spec` 에 '
+                    '`minMember: {gang_min_member}`, `queue: {gang_podgroup_queue}`, `priorityClassName: {gang_class}` '
+                    '세 값을 적으세요.',
+                    '그다음 `{namespace}` 에 {gang_pod_names} 파드를 만드세요. 파드마다 KAI 스케줄러, 레이블 '
+                    '`{queue_label}: {gang_queue}`, 어노테이션 `{podgroup_annotation}: {gang_podgroup_name}` (파드를 그 '
+                    'PodGroup 에 넣습니다), `{gpu_resource}` limit {gang_gpus}개를 줍니다.',
+                    '지금 남은 GPU 는 {free_gpus}장뿐이라 파드 {gang_size}개 모두 Pending 이어야 합니다. PodGroup '
+                    '`{gang_podgroup_name}` 의 `status.schedulingConditions` 에 있는 조건의 `message` 를 `{gang_path}` 에 '
+                    '옮겨 적으세요.',
+                ],
+                'context': [
+                    '기본 스케줄러라면 파드 {free_gpus}개를 띄우고 마지막 하나를 기다리게 했을 것이고, 먼저 뜬 파드들은 '
+                    'GPU 를 쥔 채 아무 일도 못 합니다. KAI 는 구성원 {gang_min_member}개가 필요한 PodGroup 을 전부 '
+                    '배치하거나 하나도 배치하지 않습니다. 막는 것은 큐가 아닙니다. `{gang_queue}` 의 limit '
+                    '({gang_queue_limit})은 갱 전체가 들어갈 만큼 넉넉합니다. v{job_gang_since} 부터는 '
+                    '{min_member_annotation:`을} 단 Job 이 스스로 이런 PodGroup 이 됩니다.',
+                ],
+            },
+            'preempt': {
+                'summary': '갱(PodGroup {gang_podgroup_name:`과} 그 파드들)을 지우고 {train_names} 파드(우선순위 '
+                           '`{train_class}`)로 GPU 를 채운 뒤 `{build_pod}` 파드(우선순위 `{build_class}`)를 띄워 KAI 가 '
+                           '학습 파드 하나를 밀어내는 것을 봅니다.',
+                'task': [
+                    '갱을 지우세요: {gang_pod_names} 파드와 PodGroup `{gang_podgroup_name}`. `{namespace}` '
+                    '네임스페이스, 큐 `{train_queue}` 에 {train_names} 파드를 `{gpu_resource}` {train_gpus}, KAI '
+                    '스케줄러, `priorityClassName: {train_class}` 로 띄우세요. 그러면 GPU {gpus}장이 모두 쓰입니다.',
+                    '그다음 같은 큐에 `{gpu_resource}` {build_gpus}, `priorityClassName: {build_class}` 인 '
+                    '`{build_pod}` 파드를 띄우세요. `{build_pod}` 파드가 Running 이 되고 학습 파드 하나가 밀려나야 '
+                    '합니다.',
+                ],
+            },
+        },
+    },
+    'targets': {
+        'sim': {
+            'report': [
+                'sim 에서는 노드가 흉내 낸 것이라 `kubectl exec` 로 파드 안에서 명령을 실행할 수 없습니다. `{fr1}` 파드의 '
+                '`{visible_devices}` 는 컨테이너의 `env` 가 값을 가져오는 ConfigMap 에서 읽으세요 (`kubectl -n '
+                '{namespace} get pod {fr1} -o yaml` 다음 `kubectl -n {namespace} get configmap <이름> -o yaml`).',
+            ],
+        },
+        'k3s': {
+            'report': [
+                '실습 VM 에서는 파드에 직접 물어보세요: `kubectl -n {namespace} exec {fr1} -- printenv '
+                '{visible_devices}`.',
+            ],
+        },
+    },
     'steps': {
         'queues': {
             'summary': '{queue_names} 큐를 `{queues_path}` 파일에 적어 적용합니다.',
@@ -120,10 +180,11 @@ TEXT = {
                        '`{nolimit_path}` 에 담습니다.',
             'task': [
                 '`{nolimit_parent}` 아래에 GPU quota {nolimit_quota} 이고 GPU limit 은 아예 적지 않은 `{nolimit}` '
-                '큐를 만드세요. 그 큐에 `{nl1}` 파드(`{gpu_resource}` {nl1_gpus}, KAI 스케줄러)를 넣으세요. quota 로는 '
-                '충분한데도 `{nl1}` 파드는 Pending 에 머뭅니다.',
-                'KAI 가 밝힌 이유를 PodGroup 의 `status.schedulingConditions` 에서 찾아 `{nolimit_path}` 에 '
-                '옮겨 적으세요.',
+                '큐를 만드세요. CPU 와 메모리는 다른 큐와 같이 quota {nolimit_cpu_quota}, limit {nolimit_cpu_limit} '
+                '입니다. `{namespace}` 네임스페이스, 큐 `{nl1_queue}` 에 `{nl1}` 파드(`{gpu_resource}` limit '
+                '{nl1_gpus}, KAI 스케줄러)를 넣으세요. quota 로는 충분한데도 `{nl1}` 파드는 Pending 에 머뭅니다.',
+                'KAI 는 그 이유를 `{nl1}` 파드의 PodGroup 의 `status.schedulingConditions` 에 적습니다. 그 조건의 '
+                '`message` (문장 전체)를 `{nolimit_path}` 에 옮겨 적으세요.',
             ],
             'context': [
                 '이 실습의 함정입니다. limit 이 없는 큐는 무제한처럼 보이지만 KAI 는 비어 있는 limit 을 0 으로 읽으므로 '
@@ -146,11 +207,12 @@ TEXT = {
             'summary': '함께 떠야 하는 파드 {gang_size}개짜리 `{gang}` Job 을 넣어 모두 Pending 에 머무는 것을 보고, '
                        'KAI 의 이유를 `{gang_path}` 에 담습니다.',
             'task': [
-                'parallelism {gang_size}, 큐 `{gang_queue}`, KAI 스케줄러, 파드마다 GPU {gang_gpus}개(`{gpu_resource}`)를 '
-                '요청하는 `{gang}` Job 을 만드세요. Job 에는 `{min_member_annotation}: "{min_member}"` 주석을 답니다. 큐 '
-                '라벨은 Job 과 파드 템플릿 양쪽에 답니다.',
-                '지금 남은 GPU 는 {free_gpus}장뿐이라 파드 {gang_size}개 모두 Pending 이어야 합니다. 갱의 PodGroup 이 '
-                '밝힌 이유를 `{gang_path}` 에 옮겨 적으세요.',
+                '`{namespace}` 네임스페이스에 parallelism {gang_size}, 큐 `{gang_queue}`, KAI 스케줄러, 파드마다 GPU '
+                '{gang_gpus}개(`{gpu_resource}`)를 요청하는 `{gang}` Job 을 만드세요. Job 에는 '
+                '`{min_member_annotation}: "{min_member}"` 어노테이션을 답니다. 큐 레이블은 Job 과 파드 템플릿 양쪽에 '
+                '답니다.',
+                '지금 남은 GPU 는 {free_gpus}장뿐이라 파드 {gang_size}개 모두 Pending 이어야 합니다. 갱의 PodGroup 의 '
+                '`status.schedulingConditions` 에 있는 조건의 `message` 를 `{gang_path}` 에 옮겨 적으세요.',
             ],
             'context': [
                 '기본 스케줄러라면 파드 {free_gpus}개를 띄우고 마지막 하나를 기다리게 했을 것이고, 먼저 뜬 파드들은 '
@@ -163,8 +225,9 @@ TEXT = {
             'summary': '`{gang}` Job 을 지우고 {train_names} 파드(우선순위 `{train_class}`)로 GPU 를 채운 뒤 '
                        '`{build_pod}` 파드(우선순위 `{build_class}`)를 띄워 KAI 가 학습 파드 하나를 밀어내는 것을 봅니다.',
             'task': [
-                '`{gang}` Job 을 지우세요. 큐 `{train_queue}` 에 {train_names} 파드를 `{gpu_resource}` {train_gpus}, '
-                '`priorityClassName: {train_class}` 로 띄우세요. 그러면 GPU {gpus}장이 모두 쓰입니다.',
+                '`{gang}` Job 을 지우세요. `{namespace}` 네임스페이스, 큐 `{train_queue}` 에 {train_names} 파드를 '
+                '`{gpu_resource}` {train_gpus}, KAI 스케줄러, `priorityClassName: {train_class}` 로 띄우세요. 그러면 '
+                'GPU {gpus}장이 모두 쓰입니다.',
                 '그다음 같은 큐에 `{gpu_resource}` {build_gpus}, `priorityClassName: {build_class}` 인 '
                 '`{build_pod}` 파드를 띄우세요. `{build_pod}` 파드가 Running 이 되고 학습 파드 하나가 밀려나야 합니다.',
             ],
@@ -179,9 +242,10 @@ TEXT = {
             'summary': '남은 학습 파드를 지우고, GPU 의 {fraction} 씩 요청하는 {fraction_names} 파드를 '
                        '`{fraction_path}` 파일로 띄워 GPU 한 장을 나눠 쓰게 합니다.',
             'task': [
-                '아직 도는 학습 파드를 지워 GPU 한 장을 비우세요. 주석 `{fraction_annotation}: "{fraction}"`, 큐 '
-                '`{fraction_queue}`, KAI 스케줄러를 쓰고 resources 에 `{gpu_resource}` 는 없는 {fraction_names} 파드를 '
-                '`{fraction_path}` 파일에 적어 적용하세요. 두 파드가 같은 GPU 에서 돌아야 합니다.',
+                '아직 도는 학습 파드를 지워 GPU 한 장을 비우세요. `{namespace}` 네임스페이스, 어노테이션 '
+                '`{fraction_annotation}: "{fraction}"`, 큐 `{fraction_queue}`, KAI 스케줄러를 쓰고 resources 에 '
+                '`{gpu_resource}` 는 없는 {fraction_names} 파드를 `{fraction_path}` 파일에 적어 적용하세요. 두 파드가 같은 '
+                'GPU 에서 돌아야 합니다.',
             ],
             'context': [
                 'GPU 일부는 주석으로 요청하고, `{gpu_resource}` limits 와 함께 쓰지 않습니다. KAI 는 두 파드를 한 카드에 '

@@ -54,8 +54,9 @@ def queue_spec(row):
     return '%s: %s' % (row['name'], ', '.join(parts))
 
 
-def values(namespace, workdir, kai_namespace):
-    """The text's values for a lab in namespace with the learner's files in workdir (KAI runs in kai_namespace)."""
+def values(namespace, workdir, kai_namespace, kai_version=None):
+    """The text's values for a lab in namespace with the learner's files in workdir (KAI runs in kai_namespace);
+    kai_version: the KAI that runs (the lab text's own when None)."""
     def path(name):
         return posixpath.join(workdir, name)
 
@@ -74,7 +75,8 @@ def values(namespace, workdir, kai_namespace):
     gang_podgroup = gang.gang_podgroup(namespace)
     found = {
         'namespace': namespace, 'workdir': workdir, 'kai_namespace': kai_namespace,
-        'kai_version': kai_profiles.LAB_VERSION, 'gpus': fraction.NODE_GPUS,
+        'kai_version': kai_version or kai_profiles.LAB_VERSION, 'lab_kai_version': kai_profiles.LAB_VERSION,
+        'gpus': fraction.NODE_GPUS, 'pod_image': base.POD_IMAGE, 'pod_command': ' '.join(base.POD_COMMAND),
         'scheduler': kai.SCHEDULER_NAME, 'queue_label': kai.QUEUE_LABEL, 'queue_api': kai.QUEUE_API,
         'queue_resource': 'queues.' + kai.QUEUE_API.partition('/')[0],
         'gpu_resource': kai_gpu.GPU_RESOURCE, 'fraction_annotation': kai_gpu.FRACTION_ANNOTATION,
@@ -95,6 +97,9 @@ def values(namespace, workdir, kai_namespace):
         # Steps 3 and 4
         'nolimit': nolimit_queue['name'], 'nolimit_parent': nolimit_queue['parent'],
         'nolimit_quota': nolimit_queue['gpu']['quota'], 'nl1': nl1['name'], 'nl1_gpus': nl1['gpus'],
+        'nolimit_cpu_quota': nolimit_queue['cpu']['quota'], 'nolimit_cpu_limit': nolimit_queue['cpu']['limit'],
+        'nolimit_memory_quota': nolimit_queue['memory']['quota'],
+        'nolimit_memory_limit': nolimit_queue['memory']['limit'], 'nl1_queue': nl1['queue'],
         'nolimit_path': path(nolimit.FILE), 'limit_path': limit_path, 'limit_value': limit_value,
         'nolimit_file': nolimit.FILE, 'limit_patch': json.dumps(limit_fix.LIMIT_PATCH, separators=(',', ':')),
         # Step 5
@@ -107,6 +112,8 @@ def values(namespace, workdir, kai_namespace):
         'gang_found': (fraction.NODE_GPUS - p1['gpus'] - nl1['gpus']) // (gang_pod['gpus'] or 1),
         'gang_file': gang.FILE, 'podgroup_api': kai.PODGROUP_API, 'gang_class': gang_podgroup['spec']['priorityClassName'],
         'gang_pods': listed(kai.name_of(p) for p in gang.gang_pods(namespace)),
+        'gang_pod_list': [kai.name_of(p) for p in gang.gang_pods(namespace)], 'gang_podgroup_name': kai.name_of(gang_podgroup),
+        'gang_podgroup_queue': gang_podgroup['spec']['queue'], 'gang_min_member': gang_podgroup['spec']['minMember'],
         'gang_mark': kai.GANG_MESSAGE_MARK, 'job_gang_since': '%d.%d.%d' % gang.JOB_GANG_MIN_VERSION,
         'gang_podgroup': kai.workload_podgroup_name(kai.name_of(job), '<job uid>'),
         # Step 6
