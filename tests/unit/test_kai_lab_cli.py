@@ -147,8 +147,10 @@ def test_a_reset_lab_fails_the_queues_step_with_its_message(tmp_path):
     code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues", cluster=FakeCluster({}))
     assert code == 1
     lines = out.splitlines()
-    assert any(line.startswith("1    queues.file") and "FAIL" in line and "queues.yaml" in line for line in lines), out
-    assert lines[-1].startswith("step 1 queues (Queue hierarchy): NOT PASSED (3 check(s) not passed: queues.file")
+    # The step's verdict first (issue 41: a quiet console), then a row per check with the hint of each not passed.
+    assert lines[0].startswith("step 1 queues (Queue hierarchy): NOT PASSED (3 check(s) not passed: queues.file")
+    assert lines[1].startswith("  FAIL queues.file: ") and "queues.yaml" in lines[1], out
+    assert lines[2].startswith("       hint: "), out
 
 
 def test_an_unknown_step_names_the_known_ones(tmp_path):
@@ -194,11 +196,8 @@ def test_a_failed_step_with_kai_ready_never_says_environment(tmp_path):
     state["queues"] = []
     code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues", cluster=FakeCluster(state))
     assert code == 1
-    assert "environment.kai_components PASS" in out
-    # The table's row of KAI's health, passed, is the only line that says environment.
-    assert [line.split() for line in out.splitlines() if "environment" in line] == [
-        ["-", "environment.kai_components", "PASS"]], out
-    assert "not ready" not in out and "kai-lab doctor" not in out, out
+    # KAI's health passed: no line says environment.
+    assert "environment" not in out and "not ready" not in out and "kai-lab doctor" not in out, out
 
 
 def test_json_is_the_steps_part_of_grade_json(tmp_path):
@@ -285,7 +284,7 @@ def test_a_learner_string_with_control_characters_prints_as_one_line(tmp_path):
     assert not any(unicodedata.category(ch)[0] == "C" for ch in out.replace("\n", ""))
     assert "step 1 queues (Queue hierarchy): PASSED" not in lines
     quoting = [line for line in lines if "[2J" in line]
-    assert quoting and all(line.startswith("1    queues.") for line in quoting), out
+    assert quoting and all(line.startswith("  FAIL queues.") for line in quoting), out
 
 
 def test_without_settings_it_says_to_provision(tmp_path):
@@ -348,3 +347,27 @@ def test_the_entry_script_ignores_the_callers_python_path(tmp_path):
                           env={"PATH": os.environ["PATH"], "PYTHONPATH": str(evil)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 queues: Queue hierarchy")
+
+
+# ---------------------------------------------------------------- a quiet console (issue 41)
+
+def test_check_prints_the_steps_result_first_and_the_kai_note_only_on_a_step_it_changes(tmp_path):
+    """Before, every check began with two long lines: which KAI (with the steps it changes) and the whole
+    protection verdict. Now the verdict is the first line; the KAI note comes only on the steps whose form
+    differs on the KAI that runs, and what protects the grade is one short sentence."""
+    state, workdir = lab(tmp_path, 5)
+    record = tmp_path / "kai-v0.12.0.json"
+    record.write_text(json.dumps(kai_running.sim_record("v0.12.0", "", {})))
+    for lang in ("en", "ko"):
+        config = write_config(tmp_path, workdir, lang=lang, kai_record=str(record))
+        for step_id in STEP_IDS[:5]:
+            code, out, _ = kai_lab(config, "check", step_id, cluster=FakeCluster(state))
+            lines = out.splitlines()
+            number = STEP_IDS.index(step_id) + 1
+            assert lines[0].startswith("step %d %s " % (number, step_id) if lang == "en" else "%d단계 %s " % (number, step_id))
+            noted = [line for line in lines if "v0.12.0" in line]
+            assert len(noted) == (1 if step_id == "gang" else 0), out
+            assert "v0.18.6" not in out and "kai_lab_learner_user" not in out
+            assert len([line for line in lines if "kai-lab status" in line]) == 1, out
+        code, out, _ = kai_lab(config, "check", cluster=FakeCluster(state))
+        assert out.splitlines()[0].startswith("the lab: NOT PASSED (" if lang == "en" else "실습 전체: 통과하지 못함 (")

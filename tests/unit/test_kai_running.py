@@ -246,7 +246,8 @@ def test_a_different_kai_version_is_refused_naming_both():
 
 def test_the_line_names_the_kai_and_step_5_where_it_is_not_the_lab_texts():
     old = kai_forms.describe(kai_running.RunningKai("v0.12.0", "the sim record /s"))
-    assert old["differences"] == [{"step": "gang", "number": 5, "since": "v0.14.7"}]
+    assert old["differences"] == [{"step": "gang", "number": 5, "since": "v0.14.7"},
+                                  {"step": "preempt", "number": 6, "since": "v0.14.7"}]
     line = grade_output.kai_line(old, "en")
     assert line.startswith("KAI-Scheduler v0.12.0 (read from the sim record /s)")
     assert "not the lab text's v0.18.6" in line and "step 5 uses an explicit PodGroup" in line and "v0.14.7" in line
@@ -275,8 +276,9 @@ def test_table_junit_and_class_summary_say_which_kai_was_graded():
     junit = grade_output.junit_xml(grade)
     assert '<property name="kai_version" value="v0.12.0"/>' in junit and "step 5 uses an explicit PodGroup" in junit
     summary = class_report.class_summary({"learner1": {"grade": grade}}, "t")
-    assert summary["learners"][0]["kai"] == "KAI v0.12.0 (not the lab text's v0.18.6; step 5 in its own form)"
-    assert "[KAI v0.12.0 (not the lab text's v0.18.6; step 5 in its own form)]" in class_report.console_lines(summary)[0]
+    assert summary["learners"][0]["kai"] == "KAI v0.12.0 (not the lab text's v0.18.6; steps 5, 6 in their own form)"
+    assert "[KAI v0.12.0 (not the lab text's v0.18.6; steps 5, 6 in their own form)]" in \
+        class_report.console_lines(summary)[0]
 
 
 # ---------------------------------------------------------------- the modules

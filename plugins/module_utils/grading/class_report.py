@@ -56,8 +56,9 @@ def kai_short(kai):
                  if isinstance(entry, dict)]
     if as_text(kai.get('version')) == as_text(kai.get('lab_version')) or not differing:
         return 'KAI %s' % as_text(kai['version'])
-    return 'KAI %s (not the lab text\'s %s; step %s in its own form)' % (
-        as_text(kai['version']), as_text(kai.get('lab_version')), ', '.join(differing))
+    return 'KAI %s (not the lab text\'s %s; %s %s in %s own form)' % (
+        as_text(kai['version']), as_text(kai.get('lab_version')), 'steps' if len(differing) > 1 else 'step',
+        ', '.join(differing), 'their' if len(differing) > 1 else 'its')
 
 
 def protection_short(protection):

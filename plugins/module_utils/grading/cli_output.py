@@ -59,6 +59,24 @@ WORDS = {
     'all_done': {'en': 'every step is checked: kai-lab check grades the whole lab',
                  'ko': '모든 단계를 확인했습니다: kai-lab check 로 실습 전체를 채점하세요'},
     'cannot_grade': {'en': 'could not grade: {error}', 'ko': '채점할 수 없습니다: {error}'},
+    # kai-lab check's lines after the verdict: a row per check, its hint when it did not pass.
+    'check_row': {'en': '  {mark} {id}{message}', 'ko': '  {mark} {id}{message}'},
+    'check_hint': {'en': '       hint: {hint}', 'ko': '       힌트: {hint}'},
+    'marks': {'en': 'PASS|FAIL|????', 'ko': '통과|실패|????'},
+    # One sentence on what protects the grade (grade.json and kai-lab status have the whole verdict).
+    'protected_short': {'en': 'This grade reads only what KAI wrote: your account cannot write it.',
+                        'ko': '이 채점은 KAI 가 쓴 것만 읽습니다. 여러분의 계정으로는 그것을 쓸 수 없습니다.'},
+    'unprotected_short': {'en': 'Note: your account could write what KAI writes, so this grade cannot tell your work '
+                                'from a copy (kai-lab status says which writes).',
+                          'ko': '참고: 여러분의 계정으로 KAI 가 쓰는 객체를 쓸 수 있어서, 이 채점은 여러분의 작업과 '
+                                '흉내 낸 것을 가리지 못합니다 (어떤 쓰기인지는 kai-lab status 가 알려 줍니다).'},
+    'unknown_short': {'en': 'Note: whether your account could write what KAI writes was not asked (kai-lab status '
+                            'says why).',
+                      'ko': '참고: 여러분의 계정이 KAI 가 쓰는 객체를 쓸 수 있는지 묻지 못했습니다 (이유는 kai-lab '
+                            'status 가 알려 줍니다).'},
+    # Only on a step whose form differs on the KAI that runs.
+    'kai_note': {'en': 'On KAI-Scheduler {version}, {difference}: kai-lab task {id} shows it.',
+                 'ko': 'KAI-Scheduler {version} 에서는 {difference}. kai-lab task {id} 에 나와 있습니다.'},
     'files': {'en': 'written: {files}', 'ko': '작성한 파일: {files}'},
     'status_passed': {'en': 'passed, verified {at}', 'ko': '통과, {at} 확인'},
     'status_some': {'en': '{done} of {total} checks verified ({at}); run kai-lab check {id}',

@@ -60,20 +60,7 @@ def check(settings, step_id, lang, out, as_json, cluster=None, err=None):
     if as_json:
         out.json(grade if whole else grade['steps'][0])
     else:
-        for row in result['table']:
-            out.line(row)
-        # KAI not serving fails the grade as grade.yml's does: the step's verdict names it too.
-        down = [c['id'] for c in grade['environment'] if c['status'] != 'passed']
-        for graded in grade['steps'] if not whole else []:
-            not_passed = [c['id'] for c in graded['checks'] if c['status'] != 'passed'] + down
-            if not_passed:
-                out.line(_say('step_failed', lang, number=graded['number'], id=graded['id'], title=graded['title'],
-                              count=len(not_passed), checks=', '.join(not_passed)))
-            else:
-                out.line(_say('step_passed', lang, number=graded['number'], id=graded['id'], title=graded['title']))
-        if whole:
-            out.line(_say('lab_passed' if grade['passed'] else 'lab_failed', lang, score=grade['score']))
-            out.line(_say('files', lang, files=', '.join(result['files'])))
+        _print_grade(grade, result['files'], whole, lang, out)
     if result['cluster_error']:
         # Files-only checks ran; the cluster's could not: not a grade of the lab.
         say_why.line(_say('cannot_grade', lang, error=result['cluster_error']))
@@ -85,6 +72,49 @@ def check(settings, step_id, lang, out, as_json, cluster=None, err=None):
         done = set(s.id for s in steps.STEPS if s.number <= grade['steps'][0]['number'])
         out.line(_next_line(done, lang))
     return PASSED_EXIT if grade['passed'] else NOT_PASSED_EXIT
+
+
+def _verdict(graded, down, lang):
+    """A step's verdict line; KAI not serving fails the step as grade.yml's grade does, and is named."""
+    not_passed = [c['id'] for c in graded['checks'] if c['status'] != 'passed'] + down
+    if not_passed:
+        return _say('step_failed', lang, number=graded['number'], id=graded['id'], title=graded['title'],
+                    count=len(not_passed), checks=', '.join(not_passed))
+    return _say('step_passed', lang, number=graded['number'], id=graded['id'], title=graded['title'])
+
+
+def _print_grade(grade, files, whole, lang, out):
+    """The verdict first (the step's, or the lab's), then a row per check with the hint of each not passed,
+    then the KAI version's note only for a step it changes and one sentence on what protects the grade."""
+    marks = dict(zip(('passed', 'failed', 'unverified'), _say('marks', lang).split('|')))
+    down = [c['id'] for c in grade['environment'] if c['status'] != 'passed']
+    if whole:
+        out.line(_say('lab_passed' if grade['passed'] else 'lab_failed', lang, score=grade['score']))
+    for graded in grade['steps']:
+        if whole:
+            out.line(_verdict(graded, down, lang))
+            continue
+        out.line(_verdict(graded, down, lang))
+        for check in graded['checks']:
+            message = check.get('message') or ''
+            out.line(_say('check_row', lang, mark=marks.get(check['status'], '????'), id=check['id'],
+                          message='' if check['status'] == 'passed' else ': ' + message))
+            if check['status'] != 'passed' and check.get('hint'):
+                out.line(_say('check_hint', lang, hint=check['hint']))
+    kai = grade.get('kai') or {}
+    shown = set(g['id'] for g in grade['steps'])
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import output as grade_output
+    for entry in kai.get('differences') or []:
+        if entry['step'] in shown and not whole:
+            difference = grade_output.KAI_WORDS[entry['step']][lang].format(**entry)
+            out.line(_say('kai_note', lang, version=kai.get('version'), difference=difference, id=entry['step']))
+    protection = grade.get('protection')
+    if protection:
+        key = 'protected_short' if protection.get('protected') else (
+            'unknown_short' if protection.get('error') else 'unprotected_short')
+        out.line(_say(key, lang))
+    if whole:
+        out.line(_say('files', lang, files=', '.join(files)))
 
 
 def kai_of(settings, lang, cluster=None):

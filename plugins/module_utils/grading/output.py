@@ -29,7 +29,9 @@ KAI_WORDS = {
     'gang': {'en': 'step {number} uses an explicit PodGroup of three pods instead of the Job '
                    '(a batch Job is one gang only from {since})',
              'ko': '{number}단계는 Job 대신 파드 세 개의 명시적 PodGroup 을 씁니다 '
-                   '(batch Job 이 하나의 gang 이 되는 것은 {since} 부터)'},
+                   '(batch Job 이 갱 하나가 되는 것은 {since} 부터)'},
+    'preempt': {'en': 'step {number} deletes that PodGroup and its pods instead of the Job',
+                'ko': '{number}단계는 Job 대신 그 PodGroup 과 파드들을 지웁니다'},
 }
 
 

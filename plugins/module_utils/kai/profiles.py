@@ -241,6 +241,8 @@ LAB_VERSION = 'v0.18.6'
 # version with the lab text's form (the grade's words say it).
 FORM_DIFFERENCES = (
     {'step': 'gang', 'switch': 'job_gang', 'since': 'v0.14.7'},
+    # Step 6 removes the gang step 5 made: the Job, or the explicit PodGroup and its pods.
+    {'step': 'preempt', 'switch': 'job_gang', 'since': 'v0.14.7'},
 )
 
 

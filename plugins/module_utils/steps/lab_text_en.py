@@ -108,9 +108,10 @@ TEXT = {
                     '`{namespace}` (apiVersion `{podgroup_api}`, kind `PodGroup`) with `minMember: '
                     '{gang_min_member}`, `queue: {gang_podgroup_queue}` and `priorityClassName: {gang_class}` under '
                     '`spec`.',
-                    'Then create pods {gang_pod_names} in `{namespace}`, each with KAI\'s scheduler, the label '
-                    '`{queue_label}: {gang_queue}`, the annotation `{podgroup_annotation}: {gang_podgroup_name}` (it '
-                    'puts the pod in that PodGroup) and a limit of {gang_gpus} `{gpu_resource}`.',
+                    'Then create pods {gang_pod_names} in `{namespace}`, each with `schedulerName: {scheduler}`, the '
+                    'label `{queue_label}: {gang_queue}`, the annotation `{podgroup_annotation}: {gang_podgroup_name}` '
+                    '(it puts the pod in that PodGroup), the image `{pod_image}`, the command `{pod_command}` and a '
+                    'limit of {gang_gpus} `{gpu_resource}`.',
                     'Only {free_gpus} GPUs are free now, so all {gang_size} pods must stay Pending. Copy the `message` '
                     'of the condition in `status.schedulingConditions` of PodGroup `{gang_podgroup_name}` into '
                     '`{gang_path}`.',
@@ -129,10 +130,11 @@ TEXT = {
                            '`{build_class}`) and see KAI evict a training pod.',
                 'task': [
                     'Delete the gang: pods {gang_pod_names} and PodGroup `{gang_podgroup_name}`. Run pods '
-                    '{train_names} in namespace `{namespace}` and queue `{train_queue}`, each with {train_gpus} '
-                    '`{gpu_resource}`, KAI\'s scheduler and `priorityClassName: {train_class}`: with them, all '
-                    '{gpus} GPUs are in use.',
-                    'Then run pod `{build_pod}` with {build_gpus} `{gpu_resource}` in the same queue and '
+                    '{train_names} in namespace `{namespace}`, each with the label `{queue_label}: {train_queue}`, '
+                    '`schedulerName: {scheduler}`, the image `{pod_image}`, the command `{pod_command}`, a limit of '
+                    '{train_gpus} `{gpu_resource}` and `priorityClassName: {train_class}`: with them, all {gpus} GPUs '
+                    'are in use.',
+                    'Then run pod `{build_pod}` the same way, with a limit of {build_gpus} `{gpu_resource}` and '
                     '`priorityClassName: {build_class}`. `{build_pod}` must become Running, and one training pod must '
                     'be evicted.',
                 ],
@@ -177,8 +179,8 @@ TEXT = {
                        '`{podgroup_path}`.',
             'task': [
                 'Write pod `{p1}` in `{p1_path}`: namespace `{namespace}`, `schedulerName: {scheduler}`, the label '
-                '`{queue_label}: {research}` and a limit of {p1_gpus} `{gpu_resource}`. Apply it and wait until it '
-                'is Running.',
+                '`{queue_label}: {research}`, one container with the image `{pod_image}`, the command '
+                '`{pod_command}` and a limit of {p1_gpus} `{gpu_resource}`. Apply it and wait until it is Running.',
                 'Then find the PodGroup KAI made for `{p1}` and write its name, on one line, to `{podgroup_path}`.',
             ],
             'context': [
@@ -193,8 +195,10 @@ TEXT = {
             'task': [
                 'Add a queue `{nolimit}` under `{nolimit_parent}` with GPU quota {nolimit_quota} and no GPU limit: '
                 'leave the field out. CPU and memory as on the other queues: quota {nolimit_cpu_quota}, limit '
-                '{nolimit_cpu_limit}. Run pod `{nl1}` in namespace `{namespace}` and queue `{nl1_queue}`, with a limit '
-                'of {nl1_gpus} `{gpu_resource}` and KAI\'s scheduler. It stays Pending although the quota covers it.',
+                '{nolimit_cpu_limit}. Run pod `{nl1}` in namespace `{namespace}` as you wrote `{p1}`, in queue '
+                '`{nl1_queue}` (the label `{queue_label}: {nl1_queue}`), with `schedulerName: {scheduler}`, the image '
+                '`{pod_image}`, the command `{pod_command}` and a limit of {nl1_gpus} `{gpu_resource}`. It stays '
+                'Pending although the quota covers it.',
                 'KAI gives its reason in the `status.schedulingConditions` of `{nl1}`\'s PodGroup: copy that condition\'s '
                 '`message` (the whole sentence) into `{nolimit_path}`.',
             ],
@@ -219,10 +223,11 @@ TEXT = {
             'summary': 'Submit Job `{gang}` of {gang_size} pods that must start together, see all of them stay '
                        'Pending, and save KAI\'s reason to `{gang_path}`.',
             'task': [
-                'Create Job `{gang}` in namespace `{namespace}` with parallelism {gang_size}, queue `{gang_queue}` and '
-                'KAI\'s scheduler, each pod asking for {gang_gpus} `{gpu_resource}`, and the annotation '
-                '`{min_member_annotation}: "{min_member}"` on the Job. The queue label goes on the Job and on its pod '
-                'template.',
+                'Create Job `{gang}` in namespace `{namespace}` with parallelism {gang_size} and the annotation '
+                '`{min_member_annotation}: "{min_member}"` on the Job. The label `{queue_label}: {gang_queue}` goes '
+                'on the Job and on its pod template; the pods get `schedulerName: {scheduler}`, the image '
+                '`{pod_image}`, the command `{pod_command}`, `restartPolicy: Never` and a limit of {gang_gpus} '
+                '`{gpu_resource}` each.',
                 'Only {free_gpus} GPUs are free now, so all {gang_size} pods must stay Pending. Copy the `message` of '
                 'the condition in the gang\'s PodGroup\'s `status.schedulingConditions` into `{gang_path}`.',
             ],
@@ -237,10 +242,11 @@ TEXT = {
             'summary': 'Delete Job `{gang}`, fill the GPUs with {train_names} (priority `{train_class}`), then run '
                        '`{build_pod}` (priority `{build_class}`) and see KAI evict a training pod.',
             'task': [
-                'Delete Job `{gang}`. Run pods {train_names} in namespace `{namespace}` and queue `{train_queue}`, each '
-                'with {train_gpus} `{gpu_resource}`, KAI\'s scheduler and `priorityClassName: {train_class}`: with '
-                'them, all {gpus} GPUs are in use.',
-                'Then run pod `{build_pod}` with {build_gpus} `{gpu_resource}` in the same queue and '
+                'Delete Job `{gang}`. Run pods {train_names} in namespace `{namespace}`, each with the label '
+                '`{queue_label}: {train_queue}`, `schedulerName: {scheduler}`, the image `{pod_image}`, the command '
+                '`{pod_command}`, a limit of {train_gpus} `{gpu_resource}` and `priorityClassName: {train_class}`: '
+                'with them, all {gpus} GPUs are in use.',
+                'Then run pod `{build_pod}` the same way, with a limit of {build_gpus} `{gpu_resource}` and '
                 '`priorityClassName: {build_class}`. `{build_pod}` must become Running, and one training pod must be '
                 'evicted.',
             ],
@@ -256,10 +262,12 @@ TEXT = {
             'summary': 'Delete the remaining training pod, then run {fraction_names} from `{fraction_path}`, each '
                        'asking for {fraction} of a GPU, on one shared GPU.',
             'task': [
-                'Delete the training pod that still runs, which frees one GPU. Write pods {fraction_names} in '
-                '`{fraction_path}`, in namespace `{namespace}`, with the annotation `{fraction_annotation}: '
-                '"{fraction}"`, queue `{fraction_queue}` and KAI\'s scheduler, and no `{gpu_resource}` in their '
-                'resources. Apply the file: both pods must run on the same GPU.',
+                'Delete the training pod that still runs (of {train_names}, the one KAI did not evict), which frees '
+                'one GPU. Write pods {fraction_names} in '
+                '`{fraction_path}`, in namespace `{namespace}`, each with the annotation `{fraction_annotation}: '
+                '"{fraction}"`, the label `{queue_label}: {fraction_queue}`, `schedulerName: {scheduler}`, the image '
+                '`{pod_image}`, the command `{pod_command}` and no `{gpu_resource}` in their resources. Apply the '
+                'file: both pods must run on the same GPU.',
             ],
             'context': [
                 'A fraction is asked for with the annotation, never together with `{gpu_resource}` limits. KAI places '

@@ -99,9 +99,10 @@ TEXT = {
                     '{gang_podgroup_name:`을} 만들고 (apiVersion `{podgroup_api}`, kind `PodGroup`) `spec` 에 '
                     '`minMember: {gang_min_member}`, `queue: {gang_podgroup_queue}`, `priorityClassName: {gang_class}` '
                     '세 값을 적으세요.',
-                    '그다음 `{namespace}` 에 {gang_pod_names} 파드를 만드세요. 파드마다 KAI 스케줄러, 레이블 '
-                    '`{queue_label}: {gang_queue}`, 어노테이션 `{podgroup_annotation}: {gang_podgroup_name}` (파드를 그 '
-                    'PodGroup 에 넣습니다), `{gpu_resource}` limit {gang_gpus}개를 줍니다.',
+                    '그다음 `{namespace}` 에 {gang_pod_names} 파드를 만드세요. 파드마다 `schedulerName: {scheduler}`, '
+                    '레이블 `{queue_label}: {gang_queue}`, 어노테이션 `{podgroup_annotation}: {gang_podgroup_name}` '
+                    '(파드를 그 PodGroup 에 넣습니다), 이미지 `{pod_image}`, 명령 `{pod_command}`, `{gpu_resource}` '
+                    'limit {gang_gpus}개를 줍니다.',
                     '지금 남은 GPU 는 {free_gpus}장뿐이라 파드 {gang_size}개 모두 Pending 이어야 합니다. PodGroup '
                     '`{gang_podgroup_name}` 의 `status.schedulingConditions` 에 있는 조건의 `message` 를 `{gang_path}` 에 '
                     '옮겨 적으세요.',
@@ -120,9 +121,10 @@ TEXT = {
                            '학습 파드 하나를 밀어내는 것을 봅니다.',
                 'task': [
                     '갱을 지우세요: {gang_pod_names} 파드와 PodGroup `{gang_podgroup_name}`. `{namespace}` '
-                    '네임스페이스, 큐 `{train_queue}` 에 {train_names} 파드를 `{gpu_resource}` {train_gpus}, KAI '
-                    '스케줄러, `priorityClassName: {train_class}` 로 띄우세요. 그러면 GPU {gpus}장이 모두 쓰입니다.',
-                    '그다음 같은 큐에 `{gpu_resource}` {build_gpus}, `priorityClassName: {build_class}` 인 '
+                    '네임스페이스에 {train_names} 파드를 띄우세요. 파드마다 레이블 `{queue_label}: {train_queue}`, '
+                    '`schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 `{pod_command}`, `{gpu_resource}` limit '
+                    '{train_gpus}, `priorityClassName: {train_class}` 입니다. 그러면 GPU {gpus}장이 모두 쓰입니다.',
+                    '그다음 같은 방식으로 `{gpu_resource}` limit {build_gpus}, `priorityClassName: {build_class}` 인 '
                     '`{build_pod}` 파드를 띄우세요. `{build_pod}` 파드가 Running 이 되고 학습 파드 하나가 밀려나야 '
                     '합니다.',
                 ],
@@ -164,9 +166,9 @@ TEXT = {
             'summary': '`{p1}` 파드를 `{p1_path}` 파일로 KAI 에 맡겨 띄우고, 그 PodGroup 이름을 `{podgroup_path}` 에 '
                        '적습니다.',
             'task': [
-                '`{p1}` 파드를 `{p1_path}` 파일에 적으세요. 네임스페이스 `{namespace}`, `schedulerName: {scheduler}`, 라벨 '
-                '`{queue_label}: {research}`, `{gpu_resource}` limit {p1_gpus} 입니다. 적용한 뒤 Running 이 될 때까지 '
-                '기다리세요.',
+                '`{p1}` 파드를 `{p1_path}` 파일에 적으세요. 네임스페이스 `{namespace}`, `schedulerName: {scheduler}`, 레이블 '
+                '`{queue_label}: {research}`, 컨테이너 하나에 이미지 `{pod_image}`, 명령 `{pod_command}`, '
+                '`{gpu_resource}` limit {p1_gpus} 입니다. 적용한 뒤 Running 이 될 때까지 기다리세요.',
                 '그다음 KAI 가 `{p1}` 파드에 만들어 준 PodGroup 을 찾아 그 이름을 한 줄로 `{podgroup_path}` 에 적으세요.',
             ],
             'context': [
@@ -181,8 +183,10 @@ TEXT = {
             'task': [
                 '`{nolimit_parent}` 아래에 GPU quota {nolimit_quota} 이고 GPU limit 은 아예 적지 않은 `{nolimit}` '
                 '큐를 만드세요. CPU 와 메모리는 다른 큐와 같이 quota {nolimit_cpu_quota}, limit {nolimit_cpu_limit} '
-                '입니다. `{namespace}` 네임스페이스, 큐 `{nl1_queue}` 에 `{nl1}` 파드(`{gpu_resource}` limit '
-                '{nl1_gpus}, KAI 스케줄러)를 넣으세요. quota 로는 충분한데도 `{nl1}` 파드는 Pending 에 머뭅니다.',
+                '입니다. `{namespace}` 네임스페이스에 `{p1}` 처럼 `{nl1}` 파드를 넣으세요. 큐는 `{nl1_queue}` (레이블 '
+                '`{queue_label}: {nl1_queue}`), `schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 '
+                '`{pod_command}`, `{gpu_resource}` limit {nl1_gpus} 입니다. quota 로는 충분한데도 `{nl1}` 파드는 '
+                'Pending 에 머뭅니다.',
                 'KAI 는 그 이유를 `{nl1}` 파드의 PodGroup 의 `status.schedulingConditions` 에 적습니다. 그 조건의 '
                 '`message` (문장 전체)를 `{nolimit_path}` 에 옮겨 적으세요.',
             ],
@@ -207,10 +211,10 @@ TEXT = {
             'summary': '함께 떠야 하는 파드 {gang_size}개짜리 `{gang}` Job 을 넣어 모두 Pending 에 머무는 것을 보고, '
                        'KAI 의 이유를 `{gang_path}` 에 담습니다.',
             'task': [
-                '`{namespace}` 네임스페이스에 parallelism {gang_size}, 큐 `{gang_queue}`, KAI 스케줄러, 파드마다 GPU '
-                '{gang_gpus}개(`{gpu_resource}`)를 요청하는 `{gang}` Job 을 만드세요. Job 에는 '
-                '`{min_member_annotation}: "{min_member}"` 어노테이션을 답니다. 큐 레이블은 Job 과 파드 템플릿 양쪽에 '
-                '답니다.',
+                '`{namespace}` 네임스페이스에 parallelism {gang_size} 인 `{gang}` Job 을 만들고, Job 에 '
+                '`{min_member_annotation}: "{min_member}"` 어노테이션을 답니다. 레이블 `{queue_label}: {gang_queue}` 는 '
+                'Job 과 파드 템플릿 양쪽에 답니다. 파드는 `schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 '
+                '`{pod_command}`, `restartPolicy: Never`, 파드마다 `{gpu_resource}` limit {gang_gpus} 입니다.',
                 '지금 남은 GPU 는 {free_gpus}장뿐이라 파드 {gang_size}개 모두 Pending 이어야 합니다. 갱의 PodGroup 의 '
                 '`status.schedulingConditions` 에 있는 조건의 `message` 를 `{gang_path}` 에 옮겨 적으세요.',
             ],
@@ -225,10 +229,11 @@ TEXT = {
             'summary': '`{gang}` Job 을 지우고 {train_names} 파드(우선순위 `{train_class}`)로 GPU 를 채운 뒤 '
                        '`{build_pod}` 파드(우선순위 `{build_class}`)를 띄워 KAI 가 학습 파드 하나를 밀어내는 것을 봅니다.',
             'task': [
-                '`{gang}` Job 을 지우세요. `{namespace}` 네임스페이스, 큐 `{train_queue}` 에 {train_names} 파드를 '
-                '`{gpu_resource}` {train_gpus}, KAI 스케줄러, `priorityClassName: {train_class}` 로 띄우세요. 그러면 '
+                '`{gang}` Job 을 지우세요. `{namespace}` 네임스페이스에 {train_names} 파드를 띄우세요. 파드마다 레이블 '
+                '`{queue_label}: {train_queue}`, `schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 '
+                '`{pod_command}`, `{gpu_resource}` limit {train_gpus}, `priorityClassName: {train_class}` 입니다. 그러면 '
                 'GPU {gpus}장이 모두 쓰입니다.',
-                '그다음 같은 큐에 `{gpu_resource}` {build_gpus}, `priorityClassName: {build_class}` 인 '
+                '그다음 같은 방식으로 `{gpu_resource}` limit {build_gpus}, `priorityClassName: {build_class}` 인 '
                 '`{build_pod}` 파드를 띄우세요. `{build_pod}` 파드가 Running 이 되고 학습 파드 하나가 밀려나야 합니다.',
             ],
             'context': [
@@ -242,10 +247,11 @@ TEXT = {
             'summary': '남은 학습 파드를 지우고, GPU 의 {fraction} 씩 요청하는 {fraction_names} 파드를 '
                        '`{fraction_path}` 파일로 띄워 GPU 한 장을 나눠 쓰게 합니다.',
             'task': [
-                '아직 도는 학습 파드를 지워 GPU 한 장을 비우세요. `{namespace}` 네임스페이스, 어노테이션 '
-                '`{fraction_annotation}: "{fraction}"`, 큐 `{fraction_queue}`, KAI 스케줄러를 쓰고 resources 에 '
-                '`{gpu_resource}` 는 없는 {fraction_names} 파드를 `{fraction_path}` 파일에 적어 적용하세요. 두 파드가 같은 '
-                'GPU 에서 돌아야 합니다.',
+                '아직 도는 학습 파드({train_names} 가운데 KAI 가 밀어내지 않은 것)를 지워 GPU 한 장을 비우세요. '
+                '{fraction_names} 파드를 `{fraction_path}` 파일에 적어 적용하세요. 파드마다 `{namespace}` 네임스페이스, '
+                '어노테이션 `{fraction_annotation}: "{fraction}"`, 레이블 `{queue_label}: {fraction_queue}`, '
+                '`schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 `{pod_command}` 이고 resources 에 '
+                '`{gpu_resource}` 는 없습니다. 두 파드가 같은 GPU 에서 돌아야 합니다.',
             ],
             'context': [
                 'GPU 일부는 주석으로 요청하고, `{gpu_resource}` limits 와 함께 쓰지 않습니다. KAI 는 두 파드를 한 카드에 '
