@@ -14,7 +14,7 @@ EXPECTED = {
     'queues.hierarchy': {'en': 'KAI reads an unset limit as 0', 'ko': '비어 있는 limit 을 0으로 읽어'},
     'podgroup.manifest': {'en': 'no schedulerName: kai-scheduler', 'ko': 'schedulerName: kai-scheduler 가 없어'},
     'podgroup.running': {'en': 'placed by default-scheduler, not KAI', 'ko': 'KAI가 아닌 default-scheduler'},
-    'podgroup.file': {'en': "but p1's PodGroup is None", 'ko': 'p1 의 PodGroup 은 None'},
+    'podgroup.file': {'en': 'but p1 has no PodGroup', 'ko': 'p1 파드에는 PodGroup 이 없습니다'},
     'limit_fix.running': {'en': 'is in namespace default, but the lab works in kai-lab',
                           'ko': 'default 네임스페이스에 있습니다'},
     'gang.reason': {'en': 'this KAI (v0.12.0) groups each pod of a Job alone, before v0.14.7 it ignores '

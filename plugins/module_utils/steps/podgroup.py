@@ -18,6 +18,7 @@ except ImportError:  # reported by common.require_libraries before any use
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
@@ -79,6 +80,14 @@ WORDS = {
                  'ko': "kubectl -n {namespace} get pod {p1} -o jsonpath='{{.metadata.annotations.{podgroup_annotation}}}' "
                        "> {podgroup_path}"},
     },
+    'not_p1s': {'en': 'says {claimed}, which is not the PodGroup KAI gave {p1}: KAI writes that name into {p1}\'s '
+                      '{podgroup_annotation} annotation (kubectl -n {namespace} get pod {p1} -o yaml)',
+                'ko': '{claimed} 라고 되어 있지만 KAI 가 {p1} 에게 준 PodGroup 이 아닙니다. KAI 는 그 이름을 {p1} 파드의 '
+                      '{podgroup_annotation} 어노테이션에 적습니다 (kubectl -n {namespace} get pod {p1} -o yaml)'},
+    'no_podgroup': {'en': 'says {claimed}, but {p1} has no PodGroup: KAI gives a pod one (in its {podgroup_annotation} '
+                          'annotation) only when it schedules the pod, with schedulerName {scheduler}',
+                    'ko': '{claimed} 라고 되어 있지만 {p1} 파드에는 PodGroup 이 없습니다. KAI 는 schedulerName {scheduler} 로 '
+                          '자기가 스케줄링하는 파드에만 PodGroup 을 줍니다 ({podgroup_annotation} 어노테이션)'},
     'gone': {'en': '{p1} is gone; its events show it ran through KAI but not the whole story',
              'ko': '{p1} 이 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'},
     'gone_expired': {'en': '{p1} is gone (KAI may have evicted it in step {n_preempt}) and its events have expired',
@@ -137,8 +146,9 @@ def check_file(snapshot):
     if pod is not None:
         actual = kai.podgroup_name_of_pod(pod)
         if claimed != actual:
-            return failed(bilingual('says %s but %s\'s PodGroup is %s' % (claimed, P1, actual),
-                                    '%s 라고 되어 있지만 %s 의 PodGroup 은 %s 입니다' % (claimed, P1, actual)),
+            # Never the name itself: reading it where KAI wrote it is the step (the record keeps both).
+            return failed(say_both(WORDS['not_p1s' if actual else 'no_podgroup'],
+                                   **dict(snapshot.lab, claimed=printable(claimed, 80))),
                           {'claimed': claimed, 'actual': actual})
     podgroup = snapshot.podgroup(claimed)
     if podgroup is None:

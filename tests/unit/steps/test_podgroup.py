@@ -50,8 +50,9 @@ def test_p1_without_scheduler_name(grade, fixtures):
     assert u"schedulerName: kai-scheduler" in ko_c["podgroup.running"]["hint"] and \
         HANGUL.search(ko_c["podgroup.running"]["hint"])
     # The file's check names what the learner can see: p1 has no PodGroup (not a spec.nodeName story).
-    assert "but p1's PodGroup is None" in en_c["podgroup.file"]["message"]
-    assert u"p1 의 PodGroup 은 None" in ko_c["podgroup.file"]["message"]
+    assert "but p1 has no PodGroup: KAI gives a pod one" in en_c["podgroup.file"]["message"]
+    assert u"p1 파드에는 PodGroup 이 없습니다" in ko_c["podgroup.file"]["message"]
+    assert "None" not in en_c["podgroup.file"]["message"] + ko_c["podgroup.file"]["message"]
 
 
 def test_p1_in_namespace_default(grade, fixtures):
