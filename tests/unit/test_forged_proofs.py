@@ -1,23 +1,29 @@
 # -*- coding: utf-8 -*-
-"""Issue 40 row 3: step 7 and step 8 take the shared GPU from KAI's objects only.
+"""Issue 40: every proof a protected learner's grade uses is one KAI (or the API server) wrote.
 
 What the learner's account (roles/kai_lab/templates/learner_access.yaml.j2) may
-do: create pods with any label, annotation and env value; read ConfigMaps,
-never write them; nothing in the reservation namespace. So a pod's
-``runai-gpu-group`` label and a plain ``NVIDIA_VISIBLE_DEVICES`` value are the
-learner's say-so. KAI's word is the ConfigMap KAI's binder writes for that
-very pod (ownerReferences: the pod's uid, which the API server gives it) and
-the reservation pod KAI made.
+do: create pods with any label, annotation, env value and ownerReferences;
+create PodGroups on a KAI that makes no gang of a Job (the sim's v0.12.0);
+read ConfigMaps, never write them; nothing in the reservation namespace; no
+pod changed after creation. Each test takes the real recordings
+(fixtures/sim, KAI v0.12.0; fixtures/kai-v0.17.0, copied from
+shared/fixtures/kai-v0.17.0) changed as such a learner changes them, and
+shows the check needs what only KAI or the API server writes.
 
-The states are the finished labs as recorded (fixtures/sim/08-report.json, KAI
-v0.12.0; fixtures/kai-v0.17.0/hand-step8, copied from
-shared/fixtures/kai-v0.17.0) changed as the forger of issue 40 row 3 changes
-them: the real fraction pod fr-1 becomes the one other fraction pod ``x-1``
-(its KAI ConfigMaps and PodGroup renamed with it, as KAI would have named
-them), fr-2 and its ConfigMaps are gone, and fr-1 and fr-2 are the learner's
-pods created with the GPU group label and the device as a plain env value, no
-gpu-fraction and no GPU: KAI places them as pods that ask for no GPU (no
-ConfigMap, no shared-GPU annotation, received-resource-type Regular).
+Row 3 (steps 7 and 8): a pod's ``runai-gpu-group`` label and a plain
+``NVIDIA_VISIBLE_DEVICES`` value are the learner's say-so; KAI's word is the
+ConfigMap KAI's binder writes for that very pod (ownerReferences: the pod's
+uid, which the API server gives it) and the reservation pod KAI made. The
+forger's lab: the real fraction pod fr-1 becomes the one other fraction pod
+``x-1`` (its KAI ConfigMaps and PodGroup renamed with it, as KAI would have
+named them), fr-2 and its ConfigMaps are gone, and fr-1 and fr-2 are the
+learner's pods created with the GPU group label and the device as a plain
+env value, no gpu-fraction and no GPU: KAI places them as pods that ask for
+no GPU (no ConfigMap, no shared-GPU annotation, received-resource-type
+Regular).
+
+The review's findings: step 2's PodGroup named in p1's annotation (the
+learner's own on the sim), step 5's gang size (a text KAI never wrote).
 """
 
 from __future__ import annotations
@@ -205,3 +211,95 @@ def test_report_without_fr1_says_so_without_none(graded, fixtures, version):
     assert check["status"] == FAILED
     assert "shared_gpu is the GPU KAI gave pod fr-1, and there is no pod fr-1 in kai-lab" in check["message"]
     assert_tells_nothing(check, state)
+
+
+# ---------------------------------------------------------------- step 2: the PodGroup KAI's pod-grouper made
+
+LEARNERS_PODGROUP = "pg-mine"
+
+
+def own_podgroup(fixtures, owned):
+    """The finished sim lab (KAI v0.12.0, where the learner's account may create PodGroups for step 5) with p1
+    created naming the learner's PodGroup in its pod-group-name annotation: KAI's pod-grouper leaves a pod so
+    created in that PodGroup (an orphan pod with the annotation, pod_controller.go isOrphanPodWithPodGroup)
+    and makes none; KAI's scheduler writes the PodGroup's status as on its own. owned: the learner made it
+    after p1, naming p1 (its uid) as the owner."""
+    state = copy.deepcopy(fixtures.sim("08-report"))
+    p1 = by_name(state["pods"])["p1"]
+    kais = [pg for pg in state["podgroups"] if pg["metadata"]["name"] == p1["metadata"]["annotations"]["pod-group-name"]]
+    (learners,) = copy.deepcopy(kais)
+    learners["metadata"].update(name=LEARNERS_PODGROUP, uid="9d1f3c2a-7b6e-4f15-8a0d-3c2b1a0f9e77")
+    learners["metadata"].pop("ownerReferences")
+    if owned:
+        learners["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p1",
+                                                    "uid": p1["metadata"]["uid"]}]
+    state["podgroups"] = [pg for pg in state["podgroups"] if pg not in kais] + [learners]
+    p1["metadata"]["annotations"]["pod-group-name"] = LEARNERS_PODGROUP
+    state["files"]["podgroup.txt"] = LEARNERS_PODGROUP + "\n"
+    return state
+
+
+@pytest.mark.parametrize("owned", [False, True])
+def test_p1_created_in_the_learners_own_podgroup_fails_podgroup_file(graded, fixtures, owned):
+    state = own_podgroup(fixtures, owned)
+    en, ko = graded(state, "v0.12.0"), graded(copy.deepcopy(state), "v0.12.0", lang="ko")
+    check, check_ko = checks(en)["podgroup.file"], checks(ko)["podgroup.file"]
+    assert check["status"] == check_ko["status"] == FAILED, check["message"]
+    assert check["message"] == (
+        "podgroup.txt: pg-mine is not a PodGroup KAI's pod-grouper made for p1: p1 was created naming it in its "
+        "pod-group-name annotation, so KAI placed p1 in that PodGroup and made none of its own")
+    assert "without the pod-group-name annotation" in check["hint"]
+    assert u"자신의 PodGroup 은 만들지 않았습니다" in check_ko["message"] and HANGUL.search(check_ko["hint"])
+    # p1 did run through KAI (its binder bound it): that check still passes.
+    assert checks(en)["podgroup.running"]["status"] == PASSED
+
+
+def test_a_podgroup_named_like_kais_for_a_gone_p1_but_owned_by_no_pod_fails(graded, fixtures):
+    """p1 evicted in step 6 and its PodGroup collected with it; the learner (sim) creates a PodGroup of the
+    name KAI's pod-grouper gave p1's, with no owner."""
+    state = copy.deepcopy(fixtures.sim("08-report"))
+    p1 = by_name(state["pods"])["p1"]
+    state["pods"].remove(p1)
+    podgroup = [pg for pg in state["podgroups"] if pg["metadata"]["name"] == state["files"]["podgroup.txt"].strip()][0]
+    podgroup["metadata"].pop("ownerReferences")
+    podgroup["metadata"]["uid"] = "9d1f3c2a-7b6e-4f15-8a0d-3c2b1a0f9e77"
+    check = checks(graded(state, "v0.12.0"))["podgroup.file"]
+    assert check["status"] == FAILED, check["message"]
+    assert check["message"] == ("podgroup.txt: %s is not a PodGroup KAI's pod-grouper made for p1: its ownerReferences "
+                                "do not name the pod p1 it is named after" % podgroup["metadata"]["name"])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_podgroup_kais_pod_grouper_made_still_passes(graded, fixtures, version):
+    state = finished(fixtures, version)
+    assert checks(graded(state, version))["podgroup.file"]["status"] == PASSED
+    step2 = hand.hand_state(2) if version != "v0.12.0" else fixtures.sim("02-podgroup")
+    assert checks(graded(step2, version))["podgroup.file"]["status"] == PASSED
+
+
+# ---------------------------------------------------------------- step 5: the size KAI wrote
+
+def test_a_gang_kai_saw_as_four_fails_with_a_text_edited_to_three(grade, fixtures):
+    """Real KAI v0.17.0 (gang-hand-step5) with the learner's Job of 4 (batch-min-member "4", parallelism 4):
+    KAI writes "while 4 are required" on the gang's PodGroup and pods; gang.txt says 3, which KAI never wrote."""
+    recorded = fixtures.kai_v017("gang-hand-step5")
+    state = json.loads(json.dumps(recorded).replace("while 3 are required", "while 4 are required"))
+    state["files"] = recorded["files"]
+    for podgroup in state["podgroups"]:
+        if podgroup["metadata"]["name"].startswith("pg-gang-"):
+            podgroup["spec"]["minMember"] = 4
+    (job,) = state["jobs"]
+    job["metadata"]["annotations"]["kai.scheduler/batch-min-member"] = "4"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 4
+    assert "while 3 are required" in state["files"]["gang.txt"]
+    en, _ = grade(state, state["files"], kai_version=hand.KAI_VERSION)
+    ko, _ = grade(copy.deepcopy(state), state["files"], lang="ko", kai_version=hand.KAI_VERSION)
+    check = checks(en)["gang.reason"]
+    assert check["status"] == FAILED, check["message"]
+    assert check["message"] == (
+        "gang.txt: KAI's gang reason about your gang does not say 3 are required: the gang KAI saw is not of 3 pods "
+        "(kai.scheduler/batch-min-member on Job gang, minMember of a PodGroup made by hand), so this text is not what "
+        "KAI wrote about it")
+    assert u"KAI가 그 갱에 대해 쓴 것이 아닙니다" in checks(ko)["gang.reason"]["message"]
+    assert checks(grade(fixtures.kai_v017("gang-hand-step5"), fixtures.kai_v017("gang-hand-step5")["files"],
+                        kai_version=hand.KAI_VERSION)[0])["gang.reason"]["status"] == PASSED
