@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +40,7 @@ from lab_testing import HANGUL, NS, SHARED_GPU, by_name, checks
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
 VERSIONS = ["v0.12.0", hand.KAI_VERSION]
@@ -303,3 +306,36 @@ def test_a_gang_kai_saw_as_four_fails_with_a_text_edited_to_three(grade, fixture
     assert u"KAI가 그 갱에 대해 쓴 것이 아닙니다" in checks(ko)["gang.reason"]["message"]
     assert checks(grade(fixtures.kai_v017("gang-hand-step5"), fixtures.kai_v017("gang-hand-step5")["files"],
                         kai_version=hand.KAI_VERSION)[0])["gang.reason"]["status"] == PASSED
+
+
+# ---------------------------------------------------------------- the security guide's proof table
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "docsite" / "rst" / "security_guide.rst"
+
+
+def proof_table_rows():
+    """The rows of the list-table under "Every check's proof": [[cell text, ...], ...] without the header."""
+    text = GUIDE.read_text()
+    table = text.split("Every check's proof\n", 1)[1].split(".. list-table::", 1)[1]
+    table = re.split(r"\n\S", table, maxsplit=1)[0]
+    rows = []
+    for line in table.splitlines():
+        if line.startswith("   * - "):
+            rows.append([line[len("   * - "):]])
+        elif line.startswith("     - "):
+            rows[-1].append(line[len("     - "):])
+        elif line.startswith("       ") and rows:
+            rows[-1][-1] += " " + line.strip()
+    return rows[1:]
+
+
+def test_the_proof_table_has_one_row_per_check_and_names_tests_that_exist():
+    rows = proof_table_rows()
+    assert all(len(row) == 5 for row in rows), rows
+    assert [row[0] for row in rows] == ["``%s``" % c.id for c in steps.CHECKS]
+    for row in rows:
+        named = re.findall(r"``((?:steps/)?test_[a-z0-9_]+\.py)::(test_[a-z0-9_]+)``", row[4])
+        assert named, row[0]
+        for path, name in named:
+            source = (Path(__file__).resolve().parent / path).read_text()
+            assert re.search(r"^def %s\(" % name, source, re.M), (path, name)
