@@ -173,6 +173,38 @@ def test_resolve_env_follows_the_configmap_reference(fixtures):
     assert kai_gpu.resolve_env(fixtures.find(state["pods"], "p1"), state["configmaps"]) is None
 
 
+@pytest.mark.parametrize("step", ["07-fraction", "08-report"])
+def test_kais_shared_device_is_read_from_the_configmap_the_pod_owns_only(fixtures, step):
+    """kai_shared_device on the recorded pair (KAI v0.12.0), then each way a pod's creator could name a device."""
+    state = fixtures.sim(step)
+    configmaps = state["configmaps"]
+    fr1, fr2 = fixtures.find(state["pods"], "fr-1"), fixtures.find(state["pods"], "fr-2")
+    assert kai_gpu.kai_shared_device(fr1, configmaps) == kai_gpu.kai_shared_device(fr2, configmaps) == (SHARED_GPU, None)
+    name = kai_gpu.env_source(fr1)[1]
+    elsewhere = copy.deepcopy(configmaps)
+    elsewhere[name]["metadata"]["namespace"] = "default"
+    empty = copy.deepcopy(configmaps)
+    empty[name]["data"].pop("NVIDIA_VISIBLE_DEVICES")
+    plain = copy.deepcopy(fr1)
+    plain["spec"]["containers"][0]["env"][0] = {"name": "NVIDIA_VISIBLE_DEVICES", "value": SHARED_GPU}
+    secret = copy.deepcopy(fr1)
+    secret["spec"]["containers"][0]["env"][0]["valueFrom"] = {"secretKeyRef": {"name": "s", "key": "k"}}
+    second = copy.deepcopy(fr1)
+    second["spec"]["containers"].append({"name": "side", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "GPU-x"}]})
+    other_pods = copy.deepcopy(fr1)
+    other_pods["spec"]["containers"][0]["env"] = fr2["spec"]["containers"][0]["env"]
+    assert kai_gpu.kai_shared_device(fr1, elsewhere) == (None, (kai_gpu.NO_CONFIGMAP, name))
+    assert kai_gpu.kai_shared_device(fr1, {}) == (None, (kai_gpu.NO_CONFIGMAP, name))
+    assert kai_gpu.kai_shared_device(fr1, empty) == (None, (kai_gpu.NO_VALUE, name))
+    assert kai_gpu.kai_shared_device(plain, configmaps) == (None, (kai_gpu.NOT_FROM_CONFIGMAP, None))
+    assert kai_gpu.kai_shared_device(secret, configmaps) == (None, (kai_gpu.NOT_FROM_CONFIGMAP, None))
+    assert kai_gpu.kai_shared_device(second, configmaps) == (None, (kai_gpu.NOT_FROM_CONFIGMAP, None))
+    assert kai_gpu.kai_shared_device(other_pods, configmaps) == (None, (kai_gpu.NOT_OWNED, kai_gpu.env_source(fr2)[1]))
+    assert kai_gpu.kai_shared_device(fixtures.find(state["pods"], "p1"), configmaps) == (None, (kai_gpu.NO_VARIABLE, None))
+    # The pod's own say-so, as the container would see it, is still what resolve_env reads.
+    assert kai_gpu.resolve_env(plain, {}) == SHARED_GPU
+
+
 def test_is_placed_excludes_unbound_finished_and_terminating_pods():
     base = {"spec": {"nodeName": "n", "containers": [{"resources": {"limits": {"nvidia.com/gpu": "2"}}}]},
             "status": {"phase": "Running"}}

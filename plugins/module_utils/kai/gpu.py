@@ -101,21 +101,33 @@ def reserved_gpu(reservation_pod):
     return annotations(reservation_pod).get(RESERVATION_GPU_ANNOTATION)
 
 
+def env_sources(pod, variable=VISIBLE_DEVICES):
+    """Every definition of a pod's variable, in container order: ('value', v), ('configmap', name, key), or
+    ('other', None) for one read from elsewhere (a Secret, a field of the pod)."""
+    found = []
+    for container in ((pod or {}).get('spec') or {}).get('containers') or []:
+        for env in container.get('env') or []:
+            if env.get('name') != variable:
+                continue
+            ref = (env.get('valueFrom') or {}).get('configMapKeyRef')
+            if ref:
+                found.append(('configmap', ref.get('name'), ref.get('key')))
+            elif env.get('valueFrom'):
+                found.append(('other', None))
+            else:
+                found.append(('value', env.get('value') or ''))
+    return found
+
+
 def env_source(pod, variable=VISIBLE_DEVICES):
     """Where a pod's variable comes from: ('value', v), ('configmap', name, key) or None.
 
     Looks at every container, first match wins; KAI puts it on the fraction
     container (container 0 unless annotated otherwise).
     """
-    for container in ((pod or {}).get('spec') or {}).get('containers') or []:
-        for env in container.get('env') or []:
-            if env.get('name') != variable:
-                continue
-            if 'value' in env:
-                return ('value', env['value'])
-            ref = (env.get('valueFrom') or {}).get('configMapKeyRef')
-            if ref:
-                return ('configmap', ref.get('name'), ref.get('key'))
+    for source in env_sources(pod, variable):
+        if source[0] != 'other':
+            return source
     return None
 
 
@@ -139,11 +151,56 @@ def resolve_env(pod, configmaps, variable=VISIBLE_DEVICES):
 
 def shared_gpu_configmap_names(pod):
     """ConfigMaps a fraction pod's environment is read from."""
-    names = set()
-    source = env_source(pod)
-    if source and source[0] == 'configmap':
-        names.add(source[1])
+    names = set(source[1] for source in env_sources(pod) if source[0] == 'configmap' and source[1])
     prefix = annotations(pod).get(SHARED_GPU_CONFIGMAP_ANNOTATION)
     if prefix:
         names.add(prefix + '-0')
     return sorted(names)
+
+
+# Why the device a pod is told to use is not KAI's word (kai_shared_device); the lab's steps word each.
+NO_VARIABLE, NOT_FROM_CONFIGMAP, NO_CONFIGMAP, NOT_OWNED, NO_VALUE, DISAGREE = (
+    'no_variable', 'not_from_configmap', 'no_configmap', 'not_owned', 'no_value', 'disagree')
+
+
+def owned_by(obj, pod):
+    """Whether obj names this very pod (kind Pod, its uid) among its ownerReferences."""
+    uid = meta(pod).get('uid')
+    return bool(uid) and any(ref.get('kind') == 'Pod' and ref.get('uid') == uid
+                             for ref in meta(obj).get('ownerReferences') or [])
+
+
+def kai_shared_device(pod, configmaps, variable=VISIBLE_DEVICES):
+    """The device KAI's binder gave a fraction pod: (device, None), or (None, (fault, ConfigMap name or None)).
+
+    A pod's creator writes any env value or ConfigMap reference it likes, so
+    the pod's say-so proves nothing (resolve_env reads it as the container
+    would). The device is KAI's word only when every definition of variable
+    in the pod's containers reads a key of a ConfigMap of the pod's namespace
+    that names this very pod, by its uid, as its owner: KAI's binder creates
+    that ConfigMap after the pod exists (the uid is the API server's) and
+    writes the device of the GPU it reserved into it, as recorded on KAI
+    v0.12.0 and v0.17.0. configmaps: name -> ConfigMap of the pod's namespace.
+    Faults: NO_VARIABLE, NOT_FROM_CONFIGMAP (a value written in the pod, or
+    read from elsewhere), NO_CONFIGMAP, NOT_OWNED (another pod's or nobody's),
+    NO_VALUE, DISAGREE (definitions that give different devices).
+    """
+    sources = env_sources(pod, variable)
+    if not sources:
+        return None, (NO_VARIABLE, None)
+    devices = set()
+    for source in sources:
+        if source[0] != 'configmap':
+            return None, (NOT_FROM_CONFIGMAP, None)
+        configmap = (configmaps or {}).get(source[1])
+        if configmap is None or meta(configmap).get('namespace') != meta(pod).get('namespace'):
+            return None, (NO_CONFIGMAP, source[1])
+        if not owned_by(configmap, pod):
+            return None, (NOT_OWNED, source[1])
+        value = (configmap.get('data') or {}).get(source[2])
+        if not isinstance(value, str) or not value:
+            return None, (NO_VALUE, source[1])
+        devices.add(value)
+    if len(devices) != 1:
+        return None, (DISAGREE, None)
+    return devices.pop(), None

@@ -22,7 +22,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed, say_both)
+    RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, joined, passed, say, say_both)
 
 FILE = 'fraction.yaml'
 FRACTION_PODS = ('fr-1', 'fr-2')
@@ -114,6 +114,56 @@ WORDS = {
                             'one (label app: {namespace} in namespace {namespace})',
                       'ko': '{node} 에서 GPU 를 잡은 KAI 예약 파드가 없습니다: KAI 바인더는 나눠 쓰는 GPU 를 예약 파드 하나로 '
                             '잡습니다 ({namespace} 네임스페이스, 레이블 app: {namespace})'},
+        # The live pods' own request: what KAI's scheduler and binder act on.
+        'not_fraction': {'en': 'pod {name} in the cluster does not ask KAI for {fraction} of a GPU: {why}',
+                         'ko': '클러스터의 {name} 파드는 KAI에 GPU {fraction} 을 요청하지 않습니다: {why}'},
+        'no_annotation': {'en': 'it has no {annotation} annotation', 'ko': '{annotation} annotation 이 없습니다'},
+        'other_fraction': {'en': 'its {annotation} annotation is "{found}"',
+                           'ko': '{annotation} annotation 이 "{found}" 입니다'},
+        'whole_gpu': {'en': 'it asks for {resource} under resources', 'ko': 'resources 에 {resource} 가 있습니다'},
+        # The device: KAI's word only from the ConfigMap KAI's binder wrote for that very pod (kai_shared_device).
+        kai_gpu.NO_VARIABLE: {
+            'en': 'pod {name} has no {variable} in its environment: KAI\'s admission webhook gives a pod that asks for a '
+                  'GPU fraction a {variable} read from the ConfigMap KAI\'s binder writes for that pod',
+            'ko': '{name} 파드의 환경 변수에 {variable} 가 없습니다: KAI admission 웹훅은 GPU 일부를 요청한 파드에 KAI '
+                  '바인더가 그 파드를 위해 쓰는 ConfigMap 에서 읽는 {variable} 를 넣습니다'},
+        kai_gpu.NOT_FROM_CONFIGMAP: {
+            'en': '{variable} of pod {name} is written in the pod itself, not read from the ConfigMap KAI\'s binder '
+                  'writes for it: a value a pod is created with is no proof of a GPU KAI gave it',
+            'ko': '{name} 파드의 {variable} 는 KAI 바인더가 그 파드를 위해 쓰는 ConfigMap 에서 읽은 것이 아니라 파드에 '
+                  '직접 적힌 값입니다: 파드를 만들 때 적은 값은 KAI가 준 GPU 의 증거가 아닙니다'},
+        kai_gpu.NO_CONFIGMAP: {
+            'en': '{variable} of pod {name} is read from ConfigMap {configmap}, which is not in namespace {namespace}: '
+                  'KAI\'s binder writes it there when it binds the pod',
+            'ko': '{name} 파드의 {variable} 는 ConfigMap {configmap} 에서 읽는데, 그 ConfigMap 이 {namespace} '
+                  '네임스페이스에 없습니다: KAI 바인더가 파드를 바인딩할 때 씁니다'},
+        kai_gpu.NOT_OWNED: {
+            'en': '{variable} of pod {name} is read from ConfigMap {configmap}, which KAI\'s binder did not write for '
+                  '{name}: its ownerReferences do not name this pod, so it tells another pod\'s GPU, not this one\'s',
+            'ko': '{name} 파드의 {variable} 는 ConfigMap {configmap} 에서 읽는데, 그 ConfigMap 은 KAI 바인더가 {name} 을 '
+                  '위해 쓴 것이 아닙니다: ownerReferences 가 이 파드가 아니므로 이 파드가 아닌 다른 파드의 GPU 입니다'},
+        kai_gpu.NO_VALUE: {
+            'en': '{variable} of pod {name} is read from ConfigMap {configmap}, which holds no value for it yet',
+            'ko': '{name} 파드의 {variable} 는 ConfigMap {configmap} 에서 읽는데, 아직 그 값이 없습니다'},
+        kai_gpu.DISAGREE: {
+            'en': 'pod {name} sets {variable} more than once, to different GPUs',
+            'ko': '{name} 파드가 {variable} 를 여러 번, 서로 다른 GPU 로 정합니다'},
+        'device_hint': {
+            'en': 'kubectl -n {namespace} get pod {name} -o yaml shows where its environment comes from, and kubectl -n '
+                  '{namespace} get configmaps -o yaml which pod owns each ConfigMap. Delete {fraction_list} and create '
+                  'them again with kubectl apply -f {fraction_path}, written as the lab text writes them: KAI gives '
+                  'each its GPU.',
+            'ko': 'kubectl -n {namespace} get pod {name} -o yaml 로 환경 변수가 어디서 오는지, kubectl -n {namespace} get '
+                  'configmaps -o yaml 로 각 ConfigMap 의 주인 파드를 보세요. {fraction_list} 를 지우고 실습 설명대로 '
+                  '작성한 kubectl apply -f {fraction_path} 로 다시 만드세요: GPU 는 KAI가 정해 줍니다.'},
+        'apart': {'en': '{pods_en} were given different GPUs by KAI\'s binder ({variable} in each pod\'s ConfigMap): '
+                        'they do not share one',
+                  'ko': '{pods_ko} 는 KAI 바인더에게서 서로 다른 GPU 를 받았습니다 (각 파드 ConfigMap 의 {variable}): '
+                        'GPU 하나를 나눠 쓰지 않습니다'},
+        'other_gpu': {'en': 'reservation pod {holder} of KAI on {node} holds another GPU than the one KAI\'s binder gave '
+                            '{pods_en} ({variable} in their ConfigMaps)',
+                      'ko': '{node} 의 KAI 예약 파드 {holder} 가 잡은 GPU 는 KAI 바인더가 {pods_ko} 에 준 GPU (그 '
+                            'ConfigMap 의 {variable}) 와 다릅니다'},
     },
 }
 
@@ -130,7 +180,10 @@ def fraction_pod_problems(snapshot, docs, name):
     pod = pods[0]
     problems = []
     fraction = kai.annotations(pod).get(kai_gpu.FRACTION_ANNOTATION)
-    if not isinstance(fraction, str):
+    if fraction is None:
+        why = say_both(WORDS['fraction.shared']['no_annotation'], annotation=kai_gpu.FRACTION_ANNOTATION)
+        problems.append(bilingual('%s: %s' % (name, why['en']), '%s: %s' % (name, why['ko'])))
+    elif not isinstance(fraction, str):
         values = (name, kai_gpu.FRACTION_ANNOTATION, fraction, kai_gpu.FRACTION_ANNOTATION, FRACTION)
         problems.append(bilingual('%s %s annotation is %r, not a string: annotation values must be quoted, '
                                   'e.g. %s: "%s"' % values,
@@ -155,36 +208,78 @@ def check_manifest(snapshot):
     return learner.fail_on(problems) or passed({'pods': list(FRACTION_PODS), 'gpu-fraction': FRACTION})
 
 
+def request_problem(pod):
+    """Why a live fraction pod does not ask KAI for the lab's fraction and nothing more (en, ko), or None.
+
+    The pod's own request is what KAI's scheduler and binder act on: the
+    gpu-fraction annotation equal to the step's fraction, no nvidia.com/gpu.
+    """
+    words = WORDS['fraction.shared']
+    found = kai.annotations(pod).get(kai_gpu.FRACTION_ANNOTATION)
+    whys = []
+    if found is None:
+        whys.append(say_both(words['no_annotation'], annotation=kai_gpu.FRACTION_ANNOTATION))
+    elif found != FRACTION:
+        whys.append(say_both(words['other_fraction'], annotation=kai_gpu.FRACTION_ANNOTATION,
+                             found=printable(str(found), 60)))
+    if asks_for_whole_gpu(pod):
+        whys.append(say_both(words['whole_gpu'], resource=kai_gpu.GPU_RESOURCE))
+    if not whys:
+        return None
+    why = joined(whys)
+    return bilingual(say(words['not_fraction'], 'en', name=kai.name_of(pod), fraction=FRACTION, why=why['en']),
+                     say(words['not_fraction'], 'ko', name=kai.name_of(pod), fraction=FRACTION, why=why['ko']))
+
+
+def device_problem(snapshot, name, fault):
+    """What is wrong with the device a pod is told to use (kai_gpu.kai_shared_device's fault), en and ko."""
+    kind, configmap = fault
+    return say_both(WORDS['fraction.shared'][kind], name=printable(name, 120), variable=kai_gpu.VISIBLE_DEVICES,
+                    configmap=printable(str(configmap), 120), namespace=snapshot.namespace)
+
+
+def device_hint(snapshot, name):
+    return say_both(WORDS['fraction.shared']['device_hint'], **dict(snapshot.lab, name=printable(name, 120)))
+
+
 def check_shared(snapshot):
+    """Both pods ask KAI for the fraction, KAI's binder gave both one device (each pod's own ConfigMap) and
+    KAI's one reservation pod on their node holds that device. Labels, annotations and env values a pod is
+    created with are the learner's, so the device and its holder are read from KAI's objects only."""
     pods = dict((name, learner.require_running(snapshot, name)) for name in FRACTION_PODS)
     groups = dict((n, kai_gpu.gpu_group(p)) for n, p in pods.items())
-    devices = dict((n, kai_gpu.resolve_env(p, snapshot.configmaps)) for n, p in pods.items())
+    shared = dict((n, kai_gpu.kai_shared_device(p, snapshot.configmaps)) for n, p in pods.items())
+    devices = dict((n, found[0]) for n, found in shared.items())
     reservations = kai_gpu.reservation_pods(snapshot.reservation_pods)
     evidence = {'groups': groups, 'devices': devices, 'reservation_pods': [kai.name_of(p) for p in reservations]}
-    if None in groups.values() or len(set(groups.values())) != 1:
-        return failed(bilingual('%s are not in one GPU group: %s' % (' and '.join(FRACTION_PODS), groups),
-                                '%s 가 같은 GPU 그룹이 아닙니다: %s' % (', '.join(FRACTION_PODS), groups)), evidence)
-    if None in devices.values() or len(set(devices.values())) != 1:
-        values = (kai_gpu.VISIBLE_DEVICES, devices)
-        return failed(bilingual('%s do not see the same device (%s %s)' % ((' and '.join(FRACTION_PODS),) + values),
-                                '%s 가 같은 장치를 보지 않습니다 (%s %s)' % ((', '.join(FRACTION_PODS),) + values)), evidence)
+    problems, hint = [], None
+    for name in FRACTION_PODS:
+        request = request_problem(pods[name])
+        fault = shared[name][1]
+        if request:
+            problems.append(request)
+        if fault:
+            problems.append(device_problem(snapshot, name, fault))
+        if (request or fault) and hint is None:
+            hint = device_hint(snapshot, name)
+    if problems:
+        return failed(joined(problems), evidence, hint)
+    pair = dict(pods_en=' and '.join(FRACTION_PODS), pods_ko=', '.join(FRACTION_PODS), variable=kai_gpu.VISIBLE_DEVICES)
+    if len(set(devices.values())) != 1:
+        return failed(say_both(WORDS['fraction.shared']['apart'], **pair), evidence)
     device = devices[FRACTION_PODS[0]]
-    # Every reservation pod of KAI on the pair's node, not only those of the group the pods carry: a pod
-    # relabelled into the other's group leaves the reservation pod of its own GPU behind.
+    # Every reservation pod of KAI on the pair's node: the one that holds the shared GPU, and no other (a pod
+    # moved into the other's GPU group would leave the reservation pod of its own GPU behind).
     nodes = set(kai.pod_node(p) for p in pods.values())
     held = [p for p in kai_gpu.kai_reservation_pods(reservations) if kai.pod_node(p) in nodes]
     where = ', '.join(sorted(printable(str(n), 120) for n in nodes))
     if len(held) != 1:
         words = WORDS['fraction.shared']['no_holder' if not held else 'holders']
         return failed(say_both(words, count=len(held), node=where, namespace=kai_gpu.RESERVATION_NAMESPACE,
-                               names=', '.join(sorted(printable(kai.name_of(p), 120) for p in held)),
-                               pods_en=' and '.join(FRACTION_PODS), pods_ko=', '.join(FRACTION_PODS)), evidence)
-    holders = [p for p in held if kai_gpu.gpu_group(p) == groups[FRACTION_PODS[0]]]
-    if len(holders) != 1 or kai_gpu.reserved_gpu(holders[0]) != device:
-        return failed(bilingual('expected one reservation pod in %s holding %s; found %d'
-                                % (kai_gpu.RESERVATION_NAMESPACE, device, len(holders)),
-                                '%s 에 %s 를 쥔 예약 파드가 하나여야 하는데 %d 개입니다'
-                                % (kai_gpu.RESERVATION_NAMESPACE, device, len(holders))), evidence)
+                               names=', '.join(sorted(printable(kai.name_of(p), 120) for p in held)), **pair), evidence)
+    if kai_gpu.reserved_gpu(held[0]) != device:
+        return failed(say_both(WORDS['fraction.shared']['other_gpu'], holder=printable(kai.name_of(held[0]), 120),
+                               node=where, **pair), evidence)
     return passed(evidence)
 
 

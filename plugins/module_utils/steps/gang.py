@@ -176,6 +176,13 @@ WORDS = {
             'ko': 'KAI가 보고한 갱은 Job {gang} 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job {gang} '
                   '(parallelism {gang_size}, annotation {min_member_annotation}: "{min_member}") 을 요구하며 KAI는 이를 '
                   'PodGroup {gang_podgroup} 로 묶습니다'},
+        'other_size': {
+            'en': 'KAI\'s gang reason about your gang does not say {gang_size} are required: the gang KAI saw is not of '
+                  '{gang_size} pods ({min_member_annotation} on Job {gang}, minMember of a PodGroup made by hand), so '
+                  'this text is not what KAI wrote about it',
+            'ko': '여러분 갱에 대한 KAI의 갱 이유는 {gang_size}개가 필요하다고 하지 않습니다: KAI가 본 갱은 파드 {gang_size}개의 '
+                  '갱이 아니므로 (Job {gang} 의 {min_member_annotation}, 직접 만든 PodGroup 의 minMember) 이 글은 KAI가 '
+                  '그 갱에 대해 쓴 것이 아닙니다'},
         'bare_podgroup_hint': {
             'en': 'Delete the hand-made PodGroup and its pods, create Job {gang} as the lab text says (the annotation on '
                   'the Job, the queue label on the Job and its pod template) and copy its PodGroup\'s reason.',
@@ -211,6 +218,10 @@ def check_reason(snapshot):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
     bound, rejected, others, not_gang, known = sort_words(snapshot, supported)
+    # The file's "3 are required" is KAI's word only where KAI wrote it about the gang.
+    if bound and not any(kai.gang_message_requires(s[2], GANG_SIZE) for s in bound):
+        return failed(say_both(WORDS['gang.reason']['other_size'], **snapshot.lab), {'file': raw})
+    bound = [s for s in bound if kai.gang_message_requires(s[2], GANG_SIZE)]
     if bound:
         # The proof is about the gang's pods whose events it holds (not every pod of the namespace).
         return evidence.live([s[3] for s in bound], known.pods(sorted(set(s[1] for s in bound if s[0] == 'Pod'))),

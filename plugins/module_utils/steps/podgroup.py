@@ -94,6 +94,23 @@ WORDS = {
                      'ko': '{p1} 이 없고({n_preempt}단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'},
     'both_gone': {'en': '{p1} and its PodGroup are gone (evicted in step {n_preempt}?), so {claimed} cannot be matched',
                   'ko': '{p1} 과 PodGroup 이 없어({n_preempt}단계에서 밀려남?) {claimed} 를 대조할 수 없습니다'},
+    # KAI's pod-grouper names the PodGroup of a pod it groups pg-<pod>-<pod uid> and makes the pod its owner; a
+    # pod created with a pod-group-name annotation (any name: its uid is not known before) is left in that one.
+    'own_podgroup': {'en': '{claimed} is not a PodGroup KAI\'s pod-grouper made for {p1}: {p1} was created naming it in '
+                           'its {podgroup_annotation} annotation, so KAI placed {p1} in that PodGroup and made none '
+                           'of its own',
+                     'ko': '{claimed} 는 KAI pod-grouper 가 {p1} 을 위해 만든 PodGroup 이 아닙니다: {p1} 을 만들 때 '
+                           '{podgroup_annotation} annotation 으로 그 PodGroup 을 지정했으므로 KAI는 {p1} 을 그 '
+                           'PodGroup 에 넣었고 자신의 PodGroup 은 만들지 않았습니다'},
+    'own_podgroup_hint': {'en': 'Delete {p1} and create it again from {p1_path} without the {podgroup_annotation} '
+                                'annotation: KAI\'s pod-grouper then makes its PodGroup and writes the name into that '
+                                'annotation.',
+                          'ko': '{p1} 을 지우고 {podgroup_annotation} annotation 없이 {p1_path} 로 다시 만드세요: 그러면 '
+                                'KAI pod-grouper 가 PodGroup 을 만들고 그 이름을 annotation 에 씁니다.'},
+    'not_owned': {'en': '{claimed} is not a PodGroup KAI\'s pod-grouper made for {p1}: its ownerReferences do not name '
+                        'the pod {p1} it is named after',
+                  'ko': '{claimed} 는 KAI pod-grouper 가 {p1} 을 위해 만든 PodGroup 이 아닙니다: ownerReferences 가 '
+                        '이름이 가리키는 {p1} 파드가 아닙니다'},
 }
 
 
@@ -143,6 +160,7 @@ def check_file(snapshot):
         problem = learner.not_placed_by_kai(pod)
         if problem:
             return problem.result
+    shown = dict(snapshot.lab, claimed=printable(claimed, 120))
     if pod is not None:
         actual = kai.podgroup_name_of_pod(pod)
         if claimed != actual:
@@ -150,6 +168,10 @@ def check_file(snapshot):
             return failed(say_both(WORDS['not_p1s' if actual else 'no_podgroup'],
                                    **dict(snapshot.lab, claimed=printable(claimed, 80))),
                           {'claimed': claimed, 'actual': actual})
+        # The annotation is as p1 was created unless KAI's pod-grouper wrote it: only it can name p1's uid.
+        if actual != kai.workload_podgroup_name(P1, kai.meta(pod).get('uid')):
+            return failed(say_both(WORDS['own_podgroup'], **shown), {'claimed': claimed},
+                          hint=say_both(WORDS['own_podgroup_hint'], **shown))
     podgroup = snapshot.podgroup(claimed)
     if podgroup is None:
         if pod is not None:
@@ -165,6 +187,11 @@ def check_file(snapshot):
     if owner and owner.get('name') != P1:
         return failed(bilingual('%s belongs to %s %s, not %s' % (claimed, owner.get('kind'), owner.get('name'), P1),
                                 '%s 는 %s 이 아니라 %s %s 의 것입니다' % (claimed, P1, owner.get('kind'), owner.get('name'))))
+    # KAI's pod-grouper makes p1 (the uid in the name) the owner; a PodGroup of no owner or another uid is not it.
+    named_uid = kai.owner_uid_in_podgroup_name(claimed, P1)
+    if not named_uid or kai.owner_uid(podgroup, 'Pod', P1) != named_uid:
+        return failed(say_both(WORDS['not_owned'], **shown), {'claimed': claimed},
+                      hint=say_both(WORDS['own_podgroup_hint'], **shown))
     return passed({'podgroup': claimed})
 
 

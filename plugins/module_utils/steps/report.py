@@ -17,9 +17,10 @@ import math
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    Check, Step, bilingual, failed, passed, say_both)
+    Check, Step, bilingual, failed, joined, passed, say, say_both)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.fraction import FRACTION_PODS
 
 FILE = 'report.json'
@@ -29,14 +30,21 @@ REPORT_KEYS = (GPU_ALLOCATED, RESERVATION_PODS, SHARED_GPU)
 MAX_COUNT = 100000
 
 
+def fr1_of(all_pods, namespace):
+    found = [p for p in all_pods if kai.name_of(p) == FRACTION_PODS[0] and kai.meta(p).get('namespace') == namespace]
+    return found[0] if found else None
+
+
 def report(all_pods, namespace, configmaps):
     """The three values from the cluster: all pods (every namespace) and the
-    lab namespace's ConfigMaps fr-1's environment refers to."""
-    fr1 = [p for p in all_pods if kai.name_of(p) == FRACTION_PODS[0] and kai.meta(p).get('namespace') == namespace]
+    lab namespace's ConfigMaps fr-1's environment refers to. shared_gpu is
+    the device KAI's binder gave fr-1 (step 7's proof, kai_gpu.kai_shared_device),
+    None when fr-1 is missing or its environment is not KAI's word."""
+    fr1 = fr1_of(all_pods, namespace)
     return {
         GPU_ALLOCATED: kai_gpu.gpu_allocated(all_pods),
         RESERVATION_PODS: len(kai_gpu.reservation_pods(all_pods)),
-        SHARED_GPU: kai_gpu.resolve_env(fr1[0], configmaps) if fr1 else None,
+        SHARED_GPU: kai_gpu.kai_shared_device(fr1, configmaps)[0] if fr1 else None,
     }
 
 
@@ -72,6 +80,10 @@ WORDS = {
                          'cluster',
                    'ko': '{key} 가 {claimed} 이지만 {pod} 이 받은 값은 {actual} 입니다: 이 클러스터에서 계산한 {file} 이 '
                          '아닙니다'},
+        'no_pod': {'en': '{key} is the GPU KAI gave pod {pod}, and there is no pod {pod} in {namespace}',
+                   'ko': '{key} 는 KAI가 {pod} 파드에 준 GPU 인데, {namespace} 에 {pod} 파드가 없습니다'},
+        'no_gpu': {'en': '{key} is the GPU KAI gave pod {pod}, and the cluster shows none: {why}',
+                   'ko': '{key} 는 KAI가 {pod} 파드에 준 GPU 인데, 클러스터에 그런 GPU 가 없습니다: {why}'},
     },
 }
 
@@ -113,21 +125,46 @@ def device_ids(snapshot):
     return set(kai_gpu.reserved_gpu(p) for p in snapshot.all_pods if kai_gpu.reserved_gpu(p))
 
 
+def no_shared_gpu(snapshot):
+    """Why the cluster shows no GPU KAI gave fr-1 (en, ko): fr-1 is missing, or its device is not KAI's word
+    (step 7's words)."""
+    pod = fr1_of(snapshot.all_pods, snapshot.namespace)
+    values = dict(key=SHARED_GPU, pod=FRACTION_PODS[0], namespace=snapshot.namespace)
+    if pod is None:
+        return say_both(WORDS['report.values']['no_pod'], **values)
+    fault = kai_gpu.kai_shared_device(pod, snapshot.configmaps)[1]
+    why = fraction.device_problem(snapshot, FRACTION_PODS[0], fault)
+    return bilingual(say(WORDS['report.values']['no_gpu'], 'en', why=why['en'], **values),
+                     say(WORDS['report.values']['no_gpu'], 'ko', why=why['ko'], **values))
+
+
 def check_values(snapshot):
     claims = learner.json_object(snapshot, FILE)
     actual = report(snapshot.all_pods, snapshot.namespace, snapshot.configmaps)
     evidence = {'report': claims, 'cluster': actual}
+    if actual[SHARED_GPU] is None:
+        # No proof of fr-1's GPU to compare with: say why, never a value the learner is to find.
+        problems = differences(claims, actual, (GPU_ALLOCATED, RESERVATION_PODS))
+        return failed(joined(([problems] if problems else []) + [no_shared_gpu(snapshot)]), evidence,
+                      fraction.device_hint(snapshot, FRACTION_PODS[0]))
     claimed_gpu = claims.get(SHARED_GPU)
     if actual[SHARED_GPU] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
             and claimed_gpu != actual[SHARED_GPU] and claimed_gpu not in device_ids(snapshot):
         return failed(say_both(WORDS['report.values']['copied'], claimed=claimed_gpu, actual=actual[SHARED_GPU],
                                key=SHARED_GPU, pod=FRACTION_PODS[0], file=FILE), evidence)
-    wrong = [k for k in REPORT_KEYS if claims.get(k) != actual[k]]
-    if wrong:
-        return failed(bilingual('; '.join('%s is %r, the cluster shows %r' % (k, claims.get(k), actual[k]) for k in wrong),
-                                '; '.join('%s 가 %r 이지만 클러스터는 %r 입니다' % (k, claims.get(k), actual[k]) for k in wrong)),
-                      evidence)
+    problems = differences(claims, actual, REPORT_KEYS)
+    if problems:
+        return failed(problems, evidence)
     return passed(evidence)
+
+
+def differences(claims, actual, keys):
+    """The keys whose claimed value is not the cluster's, as one problem (en, ko), or None."""
+    wrong = [k for k in keys if claims.get(k) != actual[k]]
+    if not wrong:
+        return None
+    return bilingual('; '.join('%s is %r, the cluster shows %r' % (k, claims.get(k), actual[k]) for k in wrong),
+                     '; '.join('%s 가 %r 이지만 클러스터는 %r 입니다' % (k, claims.get(k), actual[k]) for k in wrong))
 
 
 STEP = Step(
