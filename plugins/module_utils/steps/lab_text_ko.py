@@ -11,6 +11,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+# One Korean term per concept, across the lab text, hints, checks and docs (tests/unit/test_korean_words.py reads
+# every Korean string against it): 'use' is the term, 'not' the patterns of the other names it had.
+_WORD = r'(?<![\w./`-])%s(?![\w./`-])'
+GLOSSARY = {
+    'annotation': {'use': '어노테이션', 'not': ['주석', _WORD % 'annotations?']},
+    'label': {'use': '레이블', 'not': ['라벨', _WORD % 'labels?']},
+    'admission': {'use': '어드미션', 'not': [r'입장\(admission\)', '승인 정책', _WORD % '[Aa]dmission']},
+    'event': {'use': '이벤트', 'not': [_WORD % 'Events?']},
+    'gang': {'use': '갱', 'not': [_WORD % 'gang(?= [가-힣])']},
+}
+
 TEXT = {
     'title': 'KAI-Scheduler 실습: 큐, 갱, 우선순위, 나눠 쓰는 GPU',
     'teaser': 'KAI-Scheduler 가 큐 트리를 세우고, 갱을 붙잡아 두고, 우선순위로 밀어내고, GPU 를 나눠 주게 하고, 왜 그렇게 '

@@ -23,6 +23,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     Check, Step, bilingual, failed, joined, passed, say, say_both)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.fraction import FRACTION_PODS
 
+STEP_ID = 'report'
 FILE = 'report.json'
 GPU_ALLOCATED, RESERVATION_PODS, SHARED_GPU = 'gpu_allocated', 'reservation_pods', 'shared_gpu'
 REPORT_KEYS = (GPU_ALLOCATED, RESERVATION_PODS, SHARED_GPU)
@@ -76,10 +77,27 @@ WORDS = {
         'hint': {'en': 'Compute each value from this cluster with kubectl (all namespaces for {report_keys[0]}) and '
                        'write it again.',
                  'ko': '이 클러스터에서 kubectl 로 각 값을 다시 계산해 작성하세요 ({report_keys[0]} 는 모든 네임스페이스).'},
-        'copied': {'en': '{key} is {claimed} but {pod} received {actual}: this {file} was not computed from this '
-                         'cluster',
-                   'ko': '{key} 가 {claimed} 이지만 {pod} 이 받은 값은 {actual} 입니다: 이 클러스터에서 계산한 {file} 이 '
-                         '아닙니다'},
+        'copied': {'en': '{key} is {claimed}, a GPU this cluster never handed out: this {file} was not computed '
+                         'from this cluster. Read the {visible_devices} that {pod} got here',
+                   'ko': '{key:이} {claimed} 인데, 이 클러스터가 내준 적 없는 GPU 입니다: 이 클러스터에서 계산한 '
+                         '{file:이} 아닙니다. 여기서 {pod} 파드가 받은 {visible_devices:을} 읽으세요'},
+        # A value that is not the cluster's: where to look, never the value (grade.json keeps it for the instructor).
+        'wrong': {'en': '{key} is {claimed}, not what this cluster shows: {where}',
+                  'ko': '{key:이} {claimed} 인데, 이 클러스터와 다릅니다: {where}'},
+        'where': {
+            GPU_ALLOCATED: {'en': 'add up the {gpu_resource} limits of the pods that are placed on a node and '
+                                  'Pending or Running, in every namespace (kubectl get pods -A -o wide)',
+                            'ko': '모든 네임스페이스에서 노드에 배치된 Pending·Running 파드의 {gpu_resource} limits 를 '
+                                  '더하세요 (kubectl get pods -A -o wide)'},
+            RESERVATION_PODS: {'en': 'count the pods in namespace {reservation_ns} (kubectl -n {reservation_ns} '
+                                     'get pods)',
+                               'ko': '{reservation_ns} 네임스페이스의 파드 수를 세세요 (kubectl -n {reservation_ns} '
+                                     'get pods)'},
+            SHARED_GPU: {'en': 'read the {visible_devices} that {fr1} got (kai-lab task {report_id} says where)',
+                         'ko': '{fr1} 파드가 받은 {visible_devices:을} 읽으세요 (어디서 읽는지는 kai-lab task '
+                               '{report_id} 에 있습니다)'},
+        },
+        'missing_value': {'en': 'missing', 'ko': '없음'},
         'no_pod': {'en': '{key} is the GPU KAI gave pod {pod}, and there is no pod {pod} in {namespace}',
                    'ko': '{key} 는 KAI가 {pod} 파드에 준 GPU 인데, {namespace} 에 {pod} 파드가 없습니다'},
         'no_gpu': {'en': '{key} is the GPU KAI gave pod {pod}, and the cluster shows none: {why}',
@@ -144,31 +162,42 @@ def check_values(snapshot):
     evidence = {'report': claims, 'cluster': actual}
     if actual[SHARED_GPU] is None:
         # No proof of fr-1's GPU to compare with: say why, never a value the learner is to find.
-        problems = differences(claims, actual, (GPU_ALLOCATED, RESERVATION_PODS))
+        problems = differences(claims, actual, (GPU_ALLOCATED, RESERVATION_PODS), snapshot.lab)
         return failed(joined(([problems] if problems else []) + [no_shared_gpu(snapshot)]), evidence,
                       fraction.device_hint(snapshot, FRACTION_PODS[0]))
     claimed_gpu = claims.get(SHARED_GPU)
     if actual[SHARED_GPU] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
             and claimed_gpu != actual[SHARED_GPU] and claimed_gpu not in device_ids(snapshot):
-        return failed(say_both(WORDS['report.values']['copied'], claimed=claimed_gpu, actual=actual[SHARED_GPU],
-                               key=SHARED_GPU, pod=FRACTION_PODS[0], file=FILE), evidence)
-    problems = differences(claims, actual, REPORT_KEYS)
+        return failed(say_both(WORDS['report.values']['copied'], **dict(
+            snapshot.lab, claimed=learner_text.printable(claimed_gpu, 80), key=SHARED_GPU, pod=FRACTION_PODS[0],
+            file=FILE)), evidence)
+    problems = differences(claims, actual, REPORT_KEYS, snapshot.lab)
     if problems:
         return failed(problems, evidence)
     return passed(evidence)
 
 
-def differences(claims, actual, keys):
-    """The keys whose claimed value is not the cluster's, as one problem (en, ko), or None."""
+def _shown(value, lang):
+    """A value of the learner's report as it wrote it (JSON), or 'missing'."""
+    if value is None:
+        return say(WORDS['report.values']['missing_value'], lang)
+    return learner_text.printable(json.dumps(value, ensure_ascii=False, allow_nan=True), 60)
+
+
+def differences(claims, actual, keys, lab):
+    """The keys whose claimed value is not the cluster's, as one problem (en, ko) saying where to look for each
+    (never the cluster's value: finding it is the step), or None."""
     wrong = [k for k in keys if claims.get(k) != actual[k]]
     if not wrong:
         return None
-    return bilingual('; '.join('%s is %r, the cluster shows %r' % (k, claims.get(k), actual[k]) for k in wrong),
-                     '; '.join('%s 가 %r 이지만 클러스터는 %r 입니다' % (k, claims.get(k), actual[k]) for k in wrong))
+    values = dict(lab, report_id=STEP_ID)
+    return dict((lang, '; '.join(say(WORDS['report.values']['wrong'], lang, key=k, claimed=_shown(claims.get(k), lang),
+                                     where=say(WORDS['report.values']['where'][k], lang, **values))
+                                 for k in wrong)) for lang in ('en', 'ko'))
 
 
 STEP = Step(
-    'report', 8, {'en': 'Who holds the GPUs', 'ko': 'GPU는 누가 쥐고 있나'}, [FILE],
+    STEP_ID, 8, {'en': 'Who holds the GPUs', 'ko': 'GPU는 누가 쥐고 있나'}, [FILE],
     '%s values equal the cluster' % FILE, solve, (
         Check('report.file', 1, check_file, WORDS['report.file'], files_only=True),
         Check('report.values', 2, check_values, WORDS['report.values']),

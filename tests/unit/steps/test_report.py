@@ -31,18 +31,22 @@ def test_report_copied_from_another_cluster(grade, fixtures):
     en, ko = both_langs(grade, state, files)
     assert ids_with(en, FAILED) == ids_with(ko, FAILED) == ["report.values"]
     assert checks(en)["report.values"]["message"] == (
-        "report.json: shared_gpu is %s but fr-1 received %s: this report.json was not computed from this cluster"
-        % (OTHER_CLUSTER_GPU, SHARED_GPU))
+        "report.json: shared_gpu is %s, a GPU this cluster never handed out: this report.json was not computed from "
+        "this cluster. Read the NVIDIA_VISIBLE_DEVICES that fr-1 got here" % OTHER_CLUSTER_GPU)
     assert u"이 클러스터에서 계산한 report.json 이 아닙니다" in checks(ko)["report.values"]["message"]
+    # The device fr-1 got is the learner's to find: only grade.json's evidence (the instructor's) has it.
+    assert SHARED_GPU not in checks(en)["report.values"]["message"] + checks(ko)["report.values"]["message"]
     assert checks(en)["report.values"]["evidence"]["cluster"]["shared_gpu"] == SHARED_GPU
 
 
-def test_report_with_wrong_count_names_the_key_and_the_cluster_value(grade, fixtures):
+def test_report_with_wrong_count_names_the_key_and_where_to_count_never_the_count(grade, fixtures):
     state, files = solved(fixtures)
     files["report.json"] = json.dumps({"gpu_allocated": 3, "reservation_pods": 1, "shared_gpu": SHARED_GPU})
     result, _ = grade(state, files)
     assert ids_with(result, FAILED) == ["report.values"]
-    assert "gpu_allocated is 3, the cluster shows 4" in checks(result)["report.values"]["message"]
+    message = checks(result)["report.values"]["message"]
+    assert "gpu_allocated is 3, not what this cluster shows: add up the nvidia.com/gpu limits of the pods" in message
+    assert "4" not in message and checks(result)["report.values"]["evidence"]["cluster"]["gpu_allocated"] == 4
 
 
 def test_a_mistyped_shared_gpu_is_not_called_copied(grade, fixtures):
@@ -52,4 +56,4 @@ def test_a_mistyped_shared_gpu_is_not_called_copied(grade, fixtures):
     files["report.json"] = json.dumps(report)
     result, _ = grade(state, files)
     message = checks(result)["report.values"]["message"]
-    assert "not computed from this cluster" not in message and "shared_gpu is '0'" in message
+    assert "not computed from this cluster" not in message and 'shared_gpu is "0"' in message
