@@ -76,7 +76,7 @@ WORDS = {
                             'status 가 알려 줍니다).'},
     # Only on a step whose form differs on the KAI that runs.
     'kai_note': {'en': 'On KAI-Scheduler {version}, {difference}: kai-lab task {id} shows it.',
-                 'ko': 'KAI-Scheduler {version} 에서는 {difference}. kai-lab task {id} 에 나와 있습니다.'},
+                 'ko': 'KAI-Scheduler {version} 에서 {difference}. kai-lab task {id} 에 나와 있습니다.'},
     'files': {'en': 'written: {files}', 'ko': '작성한 파일: {files}'},
     'status_passed': {'en': 'passed, verified {at}', 'ko': '통과, {at} 확인'},
     'status_some': {'en': '{done} of {total} checks verified ({at}); run kai-lab check {id}',
