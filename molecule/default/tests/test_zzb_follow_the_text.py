@@ -24,6 +24,7 @@ from conftest import REPO, kai_lab_command, run_playbook, sim_kubeconfig, sim_ku
 
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text  # noqa: E402
+import follow_text as text  # noqa: E402  (tests/, on the path through conftest)
 
 
 @pytest.fixture(scope='module')
@@ -88,29 +89,6 @@ def said(lab, step_id, *data):
         assert not missing, '%s text (%s) does not say %s' % (step_id, lang, missing)
 
 
-def pod(v, name, queue, gpus, **extra):
-    """A pod as the text states the lab's pods: namespace, schedulerName, queue label, image, command, GPU limit."""
-    container = {'name': 'main', 'image': v['pod_image'], 'command': v['pod_command'].split()}
-    if gpus:
-        container['resources'] = {'limits': {v['gpu_resource']: gpus}}
-    meta = {'name': name, 'namespace': v['namespace'], 'labels': {v['queue_label']: queue}}
-    if extra.get('annotations'):
-        meta['annotations'] = extra['annotations']
-    spec = {'schedulerName': v['scheduler'], 'containers': [container]}
-    if extra.get('priority_class'):
-        spec['priorityClassName'] = extra['priority_class']
-    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': meta, 'spec': spec}
-
-
-def queue(v, name, parent, gpu_quota, gpu_limit=None, cpu=None):
-    gpu = {'quota': gpu_quota}
-    if gpu_limit is not None:
-        gpu['limit'] = gpu_limit
-    resources = {'gpu': gpu, 'cpu': {'quota': cpu[0], 'limit': cpu[1]}, 'memory': {'quota': cpu[0], 'limit': cpu[1]}}
-    spec = dict({'parentQueue': parent} if parent else {}, resources=resources)
-    return {'apiVersion': v['queue_api'], 'kind': 'Queue', 'metadata': {'name': name}, 'spec': spec}
-
-
 def phase(v, name):
     return jsonpath('pod', name, '.status.phase', v['namespace'])
 
@@ -121,16 +99,14 @@ def test_the_lab_done_as_the_text_says_passes_each_step_at_once(lab):
     steps = dict((sid, lab['en'].values['n_' + sid]) for sid in ('queues', 'podgroup', 'nolimit', 'limit_fix', 'gang',
                                                                   'preempt', 'fraction', 'report'))
     # 1: the queues as listed, CPU and memory as stated.
-    queues = [queue(v, r['name'], r['parent'], r['quota'], r['limit'], (v['cpu_quota'], v['cpu_limit']))
-              for r in v['queue_rows']]
     said(lab, 'queues', *[r['name'] for r in v['queue_rows']])
-    write(lab, os.path.basename(v['queues_path']), yaml.safe_dump_all(queues, sort_keys=False))
+    made = text.files(v)
+    write(lab, v['queues_file'], made[v['queues_file']])
     kubectl('apply', '-f', v['queues_path'])
     check('queues', steps['queues'])
     # 2: p1, then the PodGroup its annotation names.
-    p1 = pod(v, v['p1'], v['research'], v['p1_gpus'])
     said(lab, 'podgroup', v['p1'], v['pod_image'], v['podgroup_path'])
-    write(lab, os.path.basename(v['p1_path']), yaml.safe_dump(p1, sort_keys=False))
+    write(lab, v['p1_file'], made[v['p1_file']])
     kubectl('apply', '-f', v['p1_path'])
     until('p1 Running', lambda: phase(v, v['p1']) == 'Running')
     group = until('p1\'s PodGroup', lambda: jsonpath('pod', v['p1'], '.metadata.annotations.%s'
@@ -139,8 +115,7 @@ def test_the_lab_done_as_the_text_says_passes_each_step_at_once(lab):
     check('podgroup', steps['podgroup'])
     # 3: queue nolimit without a GPU limit, nl-1 Pending, the condition's message.
     said(lab, 'nolimit', v['nolimit'], v['nl1'], 'message')
-    apply(queue(v, v['nolimit'], v['nolimit_parent'], v['nolimit_quota'], None,
-                (v['nolimit_cpu_quota'], v['nolimit_cpu_limit'])), pod(v, v['nl1'], v['nl1_queue'], v['nl1_gpus']))
+    apply(*text.nolimit(v))
     nl1_group = until('nl-1\'s PodGroup', lambda: jsonpath('pod', v['nl1'], '.metadata.annotations.%s'
                                                            % v['podgroup_annotation'].replace('.', '\\.'), ns))
     message = until('nl-1\'s condition', lambda: jsonpath('podgroup', nl1_group,
@@ -148,34 +123,17 @@ def test_the_lab_done_as_the_text_says_passes_each_step_at_once(lab):
     write(lab, os.path.basename(v['nolimit_path']), message + '\n')
     check('nolimit', steps['nolimit'])
     # 4: the limit, and nothing else.
-    path = v['limit_path'].split('.')
-    patch = v['limit_value']
-    for key in reversed(path):
-        patch = {key: patch}
-    kubectl('patch', 'queue', v['nolimit'], '--type', 'merge', '-p', json.dumps(patch))
+    kubectl('patch', 'queue', v['nolimit'], '--type', 'merge', '-p', json.dumps(text.limit_patch(v)))
     until('nl-1 Running', lambda: phase(v, v['nl1']) == 'Running')
     check('limit_fix', steps['limit_fix'])
     # 5: the gang in the form the text gives for this KAI.
     if lab['en'].form == 'podgroup':
         said(lab, 'gang', v['gang_podgroup_name'], v['gang_pods'].split(', ')[0], v['podgroup_annotation'])
-        podgroup = {'apiVersion': v['podgroup_api'], 'kind': 'PodGroup',
-                    'metadata': {'name': v['gang_podgroup_name'], 'namespace': ns},
-                    'spec': {'minMember': v['gang_min_member'], 'queue': v['gang_podgroup_queue'],
-                             'priorityClassName': v['gang_class']}}
-        apply(podgroup, *[pod(v, name, v['gang_queue'], v['gang_gpus'],
-                              annotations={v['podgroup_annotation']: v['gang_podgroup_name']})
-                          for name in v['gang_pod_list']])
+        apply(*text.gang(v, 'podgroup'))
         gang_group = v['gang_podgroup_name']
     else:
         said(lab, 'gang', v['gang'], v['min_member_annotation'])
-        template = pod(v, v['gang'], v['gang_queue'], v['gang_gpus'])
-        template['spec']['restartPolicy'] = 'Never'
-        job = {'apiVersion': 'batch/v1', 'kind': 'Job',
-               'metadata': {'name': v['gang'], 'namespace': ns, 'labels': {v['queue_label']: v['gang_queue']},
-                            'annotations': {v['min_member_annotation']: str(v['min_member'])}},
-               'spec': {'parallelism': v['gang_size'], 'template': {'metadata': {'labels': template['metadata']['labels']},
-                                                                     'spec': template['spec']}}}
-        apply(job)
+        apply(*text.gang(v, None))
         gang_group = until('the Job\'s PodGroup', lambda: kubectl(
             '-n', ns, 'get', 'pods', '-l', 'job-name=%s' % v['gang'], '-o',
             'jsonpath={.items[0].metadata.annotations.%s}' % v['podgroup_annotation'].replace('.', '\\.'),
@@ -190,34 +148,28 @@ def test_the_lab_done_as_the_text_says_passes_each_step_at_once(lab):
         kubectl('-n', ns, 'delete', 'podgroup', v['gang_podgroup_name'])
     else:
         kubectl('-n', ns, 'delete', 'job', v['gang'], '--wait=true')
-    apply(*[pod(v, name, v['train_queue'], v['train_gpus'], priority_class=v['train_class'])
-            for name in v['train_pods']])
+    trains, build = text.train_and_build(v)
+    apply(*trains)
     until('the train pods Running', lambda: all(phase(v, n) == 'Running' for n in v['train_pods']))
-    apply(pod(v, v['build_pod'], v['build_queue'], v['build_gpus'], priority_class=v['build_class']))
+    apply(build)
     until('bd-1 Running', lambda: phase(v, v['build_pod']) == 'Running', seconds=240)
     check('preempt', steps['preempt'])
     # 7: the train pod KAI did not evict goes; two fraction pods from fraction.yaml.
     left = [n for n in v['train_pods'] if phase(v, n)]
     kubectl('-n', ns, 'delete', 'pod', *left, '--wait=true')
-    fractions = [pod(v, name, v['fraction_queue'], 0, annotations={v['fraction_annotation']: v['fraction']})
-                 for name in v['fraction_pods']]
-    write(lab, os.path.basename(v['fraction_path']), yaml.safe_dump_all(fractions, sort_keys=False))
+    write(lab, v['fraction_file'], made[v['fraction_file']])
     kubectl('apply', '-f', v['fraction_path'])
     until('the fraction pods Running', lambda: all(phase(v, n) == 'Running' for n in v['fraction_pods']), 240)
     check('fraction', steps['fraction'])
     # 8: counted from the cluster as the text says; fr-1's device where the text says to read it on the sim.
     pods = json.loads(kubectl('get', 'pods', '-A', '-o', 'json').stdout)['items']
-    allocated = sum(int(((c.get('resources') or {}).get('limits') or {}).get(v['gpu_resource'], 0))
-                    for p in pods if p['spec'].get('nodeName') and p['status'].get('phase') in ('Pending', 'Running')
-                    for c in p['spec']['containers'])
-    reserved = len(json.loads(kubectl('-n', v['reservation_ns'], 'get', 'pods', '-o', 'json').stdout)['items'])
+    reserved = json.loads(kubectl('-n', v['reservation_ns'], 'get', 'pods', '-o', 'json').stdout)['items']
     fr1 = json.loads(kubectl('-n', ns, 'get', 'pod', v['fr1'], '-o', 'json').stdout)
     source = [e['valueFrom']['configMapKeyRef'] for e in fr1['spec']['containers'][0]['env']
               if e['name'] == v['visible_devices']][0]
     device = json.loads(kubectl('-n', ns, 'get', 'configmap', source['name'], '-o', 'json').stdout)['data'][source['key']]
     said(lab, 'report', 'configmap', *v['report_keys'])
-    write(lab, os.path.basename(v['report_path']), json.dumps(dict(zip(v['report_keys'], (allocated, reserved, device))))
-          + '\n')
+    write(lab, v['report_file'], json.dumps(text.report(v, pods, reserved, device)) + '\n')
     check('report', steps['report'])
     # The whole lab, as the learner ends it.
     done = subprocess.run([kai_lab_command(), 'check', '--lang', 'en'], capture_output=True, text=True, timeout=120)
