@@ -30,7 +30,7 @@ description:
     setup makes a login C(learner) without sudo and provisions it as
     C(kai_lab_learner_user) (its own ServiceAccount kubeconfig, its workdir
     C(/home/learner/gsb-kai), its sudo rule for C(kai-lab)); every terminal tab opens
-    as it (C(cmd: su --login --pty learner)), so each grade asks what that account
+    as it (its C(cmd) is C(su --login --pty learner)), so each grade asks what that account
     may write. C(killercoda) and C(iximiuz) - the learner is root (no user setting in
     C(index.json); iximiuz lets every playground log in as root), so the first page
     and every check's output end with one line saying the grade is not protected.

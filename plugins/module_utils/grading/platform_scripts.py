@@ -210,14 +210,14 @@ def nothing_to_clean(step_id, number):
 def iximiuz_run(step_id, lang, unprotected=False):
     """iximiuz's task run: kai-lab's verdict; a failure's line kept for hintcheck, an environment fault's start for
     failcheck; the unprotected line where the learner is root (the run's output is the task's log)."""
-    return '\n'.join([STATE % step_id, 'mkdir -p "${state%/*}"'] + run_check(step_id, lang)
-                     + notice_lines(lang, unprotected) + [
-                         'if [ "$rc" -eq 0 ]; then rm -f "$state.line" "$state.broken-since"; exit 0; fi',
-                         'printf \'%s\\n\' "$line" > "$state.line"',
-                         'if [ "$rc" -eq 1 ]; then rm -f "$state.broken-since"',
-                         'elif [ ! -f "$state.broken-since" ]; then date +%s > "$state.broken-since"; fi',
-                         'exit 1',
-                     ]) + '\n'
+    lines = [STATE % step_id, 'mkdir -p "${state%/*}"'] + run_check(step_id, lang) + notice_lines(lang, unprotected)
+    return '\n'.join(lines + [
+        'if [ "$rc" -eq 0 ]; then rm -f "$state.line" "$state.broken-since"; exit 0; fi',
+        'printf \'%s\\n\' "$line" > "$state.line"',
+        'if [ "$rc" -eq 1 ]; then rm -f "$state.broken-since"',
+        'elif [ ! -f "$state.broken-since" ]; then date +%s > "$state.broken-since"; fi',
+        'exit 1',
+    ]) + '\n'
 
 
 def iximiuz_hint(step_id, lang, unprotected=False):
