@@ -26,8 +26,16 @@ description:
     C(assignment.md) and C(setup-), C(check-), C(solve-), C(cleanup-kai-lab).
     C(iximiuz) - a tutorial C(index.md) with its tasks in the front matter and
     C(__static__/) with the tarball and a cover.
-  - The pages use the collection's default namespace and workdir, which the
-    platform's machine gets.
+  - Who the learner is follows what each platform's format allows. C(instruqt) - the
+    setup makes a login C(learner) without sudo and provisions it as
+    C(kai_lab_learner_user) (its own ServiceAccount kubeconfig, its workdir
+    C(/home/learner/gsb-kai), its sudo rule for C(kai-lab)); every terminal tab opens
+    as it (its C(cmd) is C(su --login --pty learner)), so each grade asks what that account
+    may write. C(killercoda) and C(iximiuz) - the learner is root (no user setting in
+    C(index.json); iximiuz lets every playground log in as root), so the first page
+    and every check's output end with one line saying the grade is not protected.
+  - The pages use the collection's default namespace and workdir (the learner
+    login's on Instruqt), which the platform's machine gets.
   - O(dest) must not exist or be an empty directory; nothing is written over
     anything.
 options:

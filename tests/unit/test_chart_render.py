@@ -142,7 +142,16 @@ def sim_values(version: str, **overrides) -> dict:
     return kai_profile_render.chart_values(version, {
         "gpu_sharing": bool(variables["kai_scheduler_gpu_sharing"]),
         "reservation_namespace": str(variables["kai_scheduler_reservation_namespace"]),
-        "runtime_class": str(variables["kai_scheduler_runtime_class"])})
+        "runtime_class": str(variables["kai_scheduler_runtime_class"]),
+        "disabled_plugins": list(variables["kai_scheduler_disabled_plugins"])})
+
+
+def sim_scheduler_config(version: str, **overrides) -> dict:
+    """The scheduler configuration roles/kai_scheduler/tasks/sim_files.yml writes, as its task templates it."""
+    tasks = yaml.safe_load((KAI / "tasks" / "sim_files.yml").read_text())
+    task = next(t for t in tasks if t["name"].startswith("Write the scheduler configuration"))
+    templar = _templar(KAI, kai_scheduler_sim_kai_version=version, **overrides)
+    return yaml.safe_load(templar.template(trust_as_template(task["ansible.builtin.copy"]["content"])))
 
 
 def _one(objects: list[dict], kind: str, name: str) -> dict | None:
@@ -352,9 +361,51 @@ def test_values_template_gives_the_profiles_values_for_a_helm_install(version):
     values = render_values(version)
     sim = sim_values(version)
     assert values == kai_profile_render.chart_values(version, {
-        "gpu_sharing": True, "reservation_namespace": "kai-resource-reservation", "runtime_class": ""}, False)
+        "gpu_sharing": True, "reservation_namespace": "kai-resource-reservation", "runtime_class": "",
+        "disabled_plugins": ["snapshot"]}, False)
     assert {key: value for key, value in sim.items() if key not in values} == \
         kai_profiles.profile_for(version)["chart"]["template_values"]
+
+
+@pytest.mark.parametrize("version", ["v0.17.0", "v0.18.6"])
+def test_kais_snapshot_plugin_is_off_through_the_charts_values_on_k3s(version):
+    """Issue 40: the snapshot plugin serves the whole cluster (ConfigMaps of every namespace) on the scheduler's
+    plugin server. From KAI v0.13 the chart's scheduler.plugins goes into the default SchedulingShard, whose
+    disabled plugins KAI's operator leaves out of the scheduler's ConfigMap: the k3s values turn it off."""
+    values = render_values(version)
+    assert values["scheduler"] == {"plugins": {"snapshot": {"enabled": False}}}
+    # The sim's render of the same chart carries the same SchedulingShard values.
+    assert sim_values(version)["scheduler"] == values["scheduler"]
+
+
+def test_the_k3s_values_and_the_sims_scheduler_config_take_the_disabled_plugins_from_one_setting():
+    off = ["snapshot", "elastic"]
+    assert render_values("v0.18.6", kai_scheduler_disabled_plugins=off)["scheduler"]["plugins"] == {
+        "snapshot": {"enabled": False}, "elastic": {"enabled": False}}
+    for version in ("v0.12.0", "v0.17.0"):
+        plugins = [p["name"] for p in sim_scheduler_config(version, kai_scheduler_disabled_plugins=off)["tiers"][0][
+            "plugins"]]
+        assert "snapshot" not in plugins and "elastic" not in plugins and "predicates" in plugins
+        assert "snapshot" not in [p["name"] for p in sim_scheduler_config(version)["tiers"][0]["plugins"]]
+        assert "snapshot" in [p["name"] for p in sim_scheduler_config(version, kai_scheduler_disabled_plugins=[])[
+            "tiers"][0]["plugins"]]
+    # Nothing off: the chart's own defaults (every plugin on), no value written.
+    assert "scheduler" not in render_values("v0.18.6", kai_scheduler_disabled_plugins=[])
+
+
+@pytest.mark.parametrize("bad", ["snapshot", [""], [3], {"snapshot": True}])
+def test_disabled_plugins_that_are_not_a_list_of_names_are_refused_naming_the_setting(bad):
+    settings = {"gpu_sharing": True, "reservation_namespace": "kai-resource-reservation", "runtime_class": "",
+                "disabled_plugins": bad}
+    with pytest.raises(kai_profiles.KaiProfileError, match="disabled_plugins must be a list of scheduler plugin names"):
+        kai_profile_render.chart_values("v0.18.6", settings, False)
+
+
+def test_v012s_chart_has_no_plugin_values():
+    """KAI v0.12's chart renders its SchedulingShard without plugins (and its scheduler serves them on every
+    interface): nothing to set; kai-lab doctor names the plugin there (test_kai_lab_doctor.py)."""
+    assert "scheduler" not in render_values("v0.12.0")
+    assert kai_profiles.profile_for("v0.12.0")["chart"]["plugins_values_key"] == ""
 
 
 def test_values_template_follows_the_profiles_runtime_class_key():

@@ -6,7 +6,10 @@ listed them after a full provision (fixtures/sim-provision/, KAI v0.12.0),
 KAI v0.17.0's applied Config (fixtures/kai-v0.17.0/kai-config.yaml, copied from
 shared/fixtures/kai-v0.17.0/), and the reservation pod of the fraction step
 (fixtures/sim/07-fraction.json). The RuntimeClass is rendered as
-fake-gpu-operator's chart makes it on k3s (handler runc), where only k3s has one.
+fake-gpu-operator's chart makes it on k3s (handler runc), where only k3s has one;
+the scheduler's ConfigMap as KAI's operator writes it on k3s (kai-scheduler-default,
+key config.yaml: the version profile's scheduler configuration, without the plugins
+the role turns off through the chart's values), which the sim does not have.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import yaml
 from conftest import FIXTURES, FakeCluster, load_json, sim_state
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli as kai_lab_cli
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import doctor
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_render
 
 PROVISIONED = load_json(FIXTURES / "sim-provision" / "provisioned-objects.json")
 NODE = PROVISIONED["/api/v1/nodes"][0]
@@ -35,6 +39,18 @@ with open(FIXTURES / "kai-v0.17.0" / "kai-config.yaml") as _handle:
     CONFIG_V017 = yaml.safe_load(_handle)
 RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"},
                  "handler": "runc"}
+# The plugins roles/kai_scheduler turns off (its default; KAI's chart value scheduler.plugins.<name>.enabled: false).
+DISABLED_PLUGINS = yaml.safe_load((FIXTURES.parents[2] / "roles" / "kai_scheduler" / "defaults" / "main.yml")
+                                  .read_text())["kai_scheduler_disabled_plugins"]
+
+
+def scheduler_configmap(disabled=DISABLED_PLUGINS, version="v0.17.0", name="kai-scheduler-default"):
+    """The ConfigMap KAI's operator writes the scheduler's configuration into (operands/scheduler/
+    resources_for_shard.go configMapForShard): the version's plugins less the disabled ones."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "kai-scheduler"},
+            "data": {"config.yaml": yaml.safe_dump(kai_render.scheduler_config(version, disabled))}}
+
+
 # The reservation pod's creation plus an hour: it has settled.
 NOW = calendar.timegm(time.strptime("2026-11-29T21:08:42", "%Y-%m-%dT%H:%M:%S"))
 
@@ -60,6 +76,7 @@ def healthy(config=CONFIG_V017, allowed=True, reservation=True):
     for account in ACCOUNTS:
         cluster._store("v1", "ServiceAccount", copy.deepcopy(account))
     cluster._store("node.k8s.io/v1", "RuntimeClass", copy.deepcopy(RUNTIME_CLASS))
+    cluster._store("v1", "ConfigMap", scheduler_configmap())
     if config is not None:
         cluster._store("kai.scheduler/v1", "Config", copy.deepcopy(config))
     return cluster
@@ -100,7 +117,8 @@ def test_a_healthy_lab_says_so_and_exits_0(tmp_path, monkeypatch, config, target
     # Few requests, and no writes: nodes listed once; on the sim no RuntimeClass and no access review.
     assert asked.count(("list", "Node")) == 1 and not cluster.writes
     assert (("get", "RuntimeClass") in asked, ("create", "SubjectAccessReview") in asked) == ((target == "k3s",) * 2)
-    assert len(cluster.calls) <= 8
+    # k3s: one more, the scheduler's ConfigMap (its plugins).
+    assert len(cluster.calls) <= (9 if target == "k3s" else 8)
     if target == "sim":
         assert "not asked on the sim: the status-updater's RBAC" in out
     code, out, _ = run(tmp_path, healthy(config), target, "ko")
@@ -199,6 +217,48 @@ def test_kais_queue_label_key_not_the_labs_is_named(tmp_path):
                                                "kai.scheduler/queue")
     found, _ = faults(tmp_path, healthy(None))
     assert list(found) == ["kai_config_missing"]
+
+
+def test_kais_snapshot_plugin_on_is_named_on_k3s_with_the_fix(tmp_path):
+    """Issue 40: KAI's chart turns on every scheduler plugin unless its values say otherwise; the snapshot plugin
+    serves the whole cluster, ConfigMaps of every namespace included, to whoever reaches the plugin server."""
+    assert "snapshot" in DISABLED_PLUGINS
+    cluster = healthy()
+    cluster._store("v1", "ConfigMap", scheduler_configmap(disabled=[]))
+    found, _ = faults(tmp_path, cluster)
+    assert list(found) == ["snapshot_plugin"]
+    assert found["snapshot_plugin"] == (
+        "KAI's scheduler runs its snapshot plugin (ConfigMap kai-scheduler/kai-scheduler-default): whoever reaches "
+        "its plugin server gets the whole cluster at /get-snapshot, ConfigMaps of every namespace included, without "
+        "authentication. Keep snapshot in kai_scheduler_disabled_plugins (KAI's chart value "
+        "scheduler.plugins.snapshot.enabled: false, KAI v0.13 and later) and provision again.")
+    code, out, _ = run(tmp_path, cluster, "k3s", "ko")
+    assert code == 2 and "- snapshot_plugin: KAI 스케줄러가 snapshot 플러그인을 켜 두었습니다" in out
+    # v0.12's operator renders the same plugin, in its own order.
+    cluster._store("v1", "ConfigMap", scheduler_configmap(disabled=[], version="v0.12.0"))
+    assert list(faults(tmp_path, cluster)[0]) == ["snapshot_plugin"]
+    # The ConfigMap follows the scheduler name of KAI's Config.
+    renamed = copy.deepcopy(CONFIG_V017)
+    renamed["spec"]["global"]["schedulerName"] = "kai-other"
+    cluster = healthy(renamed)
+    cluster._store("v1", "ConfigMap", scheduler_configmap(disabled=[], name="kai-other-default"))
+    assert list(faults(tmp_path, cluster)[0]) == ["snapshot_plugin"]
+    assert ("get", "ConfigMap", "kai-other-default", "kai-scheduler") in cluster.calls
+    # On the sim the scheduler's configuration is a file provision writes: not asked, and said so.
+    found, result = faults(tmp_path, healthy(), "sim")
+    assert found == {} and "snapshot_plugin_sim" in [n["id"] for n in result["notes"]]
+    assert ("get", "ConfigMap") not in [c[:2] for c in healthy().calls]
+
+
+@pytest.mark.parametrize("data", [None, {"config.yaml": "tiers: [unclosed"}, {"config.yaml": "- a list"}])
+def test_a_scheduler_configmap_missing_or_unreadable_is_not_judged(tmp_path, data):
+    cluster = healthy()
+    key = cluster._key("v1", "ConfigMap", "kai-scheduler-default", "kai-scheduler")
+    if data is None:
+        del cluster.objects[key]
+    else:
+        cluster.objects[key]["data"] = data
+    assert faults(tmp_path, cluster)[0] == {}
 
 
 @pytest.mark.parametrize("change, why", [

@@ -43,6 +43,9 @@ def defaults(role):
     ("fake_gpu_operator", "fake_gpu_operator_gpu_count", fraction.NODE_GPUS, "steps/fraction.py NODE_GPUS"),
     ("fake_gpu_operator", "fake_gpu_operator_namespace", doctor.FAKE_GPU_OPERATOR_NAMESPACE,
      "kai/doctor.py FAKE_GPU_OPERATOR_NAMESPACE"),
+    # The plugin kai-lab doctor names when it is on is the one the role turns off on both targets.
+    ("kai_scheduler", "kai_scheduler_disabled_plugins", [kai_profiles.SNAPSHOT_PLUGIN],
+     "[kai/profiles.py SNAPSHOT_PLUGIN]"),
 ])
 def test_a_role_default_and_the_python_constant_are_one_value(role, variable, python, where):
     assert defaults(role)[variable] == python, "roles/%s/defaults/main.yml %s is not %s" % (role, variable, where)

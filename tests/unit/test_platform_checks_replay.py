@@ -17,6 +17,11 @@ environment fault.
 
 Both languages: the packages exported with lang en and with lang ko, each
 failure line as kai-lab check --json words it in that language.
+
+Where the learner is root (Killercoda, iximiuz Labs: grading/platforms.py),
+every script's output, passed or not, ends with the package's one line that
+the grade is not protected, in its language (issue 40); Instruqt's learner
+has a login of its own and its scripts print no such line.
 """
 
 from __future__ import annotations
@@ -36,13 +41,15 @@ import kai_v017 as hand
 from conftest import FakeCluster, write_files
 from lab_testing import HANGUL
 from test_kai_lab_cli import kai_lab, render_entry, write_config
-from test_platform_export import URL, export, front_matter
+from test_platform_export import UNPROTECTED, URL, export, front_matter
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 
 STEPS = list(registry.STEPS)
 LANGS = ("en", "ko")
 PLATFORMS = ("killercoda", "instruqt", "iximiuz")
+# The platforms whose learner is root: their scripts' every output ends with the unprotected line.
+ROOT_LEARNER = ("killercoda", "iximiuz")
 # The line a failing check script prints (kai-lab check STEP --first-failure), in each language.
 FAILURE_LINE = {"en": "%s: %s. Hint: %s", "ko": "%s: %s. 힌트: %s"}
 
@@ -125,17 +132,19 @@ def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(t
             said = dict(zip([c[0] for c in checks],
                             pool.map(lambda c: run(c[1], *entries[c[0]]), checks)))
         for platform, _command, prefix in checks:
+            notice = UNPROTECTED[lang] + "\n" if platform in ROOT_LEARNER else ""
             assert said[platform].stderr == "", (platform, said[platform].stderr)
             if done:
-                assert (said[platform].returncode, said[platform].stdout) == (0, ""), (platform, said[platform].stdout)
+                assert (said[platform].returncode, said[platform].stdout) == (0, notice), (platform, said[platform].stdout)
             elif prefix is not None:
-                assert (said[platform].returncode, said[platform].stdout) == (1, prefix + expected + "\n"), platform
+                assert (said[platform].returncode, said[platform].stdout) == (1, prefix + expected + "\n" + notice), \
+                    platform
             else:
                 # iximiuz re-runs its task until it passes; hintcheck shows why it does not yet.
-                assert (said[platform].returncode, said[platform].stdout) == (1, "")
+                assert (said[platform].returncode, said[platform].stdout) == (1, notice)
         # iximiuz's hintcheck and failcheck read what its task run left.
         hint = run(["bash", "-c", iximiuz["hintcheck"]], *entries["iximiuz"])
-        assert (hint.returncode, hint.stdout) == (0, "" if done else expected + "\n")
+        assert (hint.returncode, hint.stdout) == (0, ("" if done else expected + "\n") + UNPROTECTED[lang] + "\n")
         broken = run(["bash", "-c", iximiuz["failcheck"]], *entries["iximiuz"])
         assert (broken.returncode, broken.stdout) == (0, "")
     finally:

@@ -36,7 +36,9 @@ KILLERCODA = {
 # Instruqt: https://docs.instruqt.com/reference/cli/configuration-files (the layout),
 # https://docs.instruqt.com/tracks/configuration/track (track.yml),
 # https://docs.instruqt.com/tracks/configuration/challenges (assignment.md's front matter; a folder
-# NN-<slug> per challenge), https://docs.instruqt.com/tracks/challenges/challenge-tabs (a terminal tab),
+# NN-<slug> per challenge), https://docs.instruqt.com/tracks/challenges/challenge-tabs (a terminal tab: title,
+# hostname, cmd, workdir; Instruqt's own reference github.com/instruqt/ai-plugins references/track-format/tabs.md:
+# "cmd: Startup command (e.g., su - user, ...)"),
 # https://docs.instruqt.com/tracks/configuration/environments (config.yml),
 # https://docs.instruqt.com/sandboxes/lifecycle-scripts/add-a-script-to-check-challenge-execution
 # (setup-, check-, solve-, cleanup-<host>; a check's "FAIL: " line is shown),
@@ -45,7 +47,7 @@ INSTRUQT = {
     "track": {"type", "slug", "id", "icon", "title", "teaser", "description", "tags", "challenges", "owner",
               "developers", "published", "private", "maintenance", "show_timer", "skipping_enabled"},
     "challenge": {"type", "slug", "id", "title", "teaser", "notes", "assignment", "tabs", "difficulty", "timelimit"},
-    "terminal_tab": {"title", "type", "hostname"},
+    "terminal_tab": {"title", "type", "hostname", "cmd", "workdir"},
     "config": {"version", "containers", "virtualmachines", "gcp_projects", "aws_accounts", "azure_subscriptions"},
     "virtualmachine": {"name", "image", "machine_type", "shell"},
     "scripts": ("setup", "check", "solve", "cleanup"),
@@ -90,8 +92,20 @@ def executable(path):
     return path.stat().st_mode & stat.S_IXUSR
 
 
-def lab():
-    return lab_text.Lab("en", "kai-lab", "/root/gsb-kai", "kai-scheduler")
+def lab(workdir="/root/gsb-kai", lang="en"):
+    return lab_text.Lab(lang, "kai-lab", workdir, "kai-scheduler")
+
+
+# The line a package where the learner is root carries on its first page and in every check's output (issue 40).
+UNPROTECTED = {"en": "This grade is not protected: you are root on this machine and could write KAI's word yourself.",
+               "ko": "이 채점은 보호되지 않습니다: 이 머신에서 여러분은 root 라서 KAI 의 증거를 직접 쓸 수 있습니다."}
+
+
+def heredoc(script, start):
+    """The lines of script's here-document that opens on the line start (up to its EOF)."""
+    lines = script.splitlines()
+    begin = lines.index(start) + 1
+    return "\n".join(lines[begin:lines.index("EOF", begin)]) + "\n"
 
 
 def test_killercoda_package_follows_its_index_json(tmp_path):
@@ -140,7 +154,8 @@ def test_instruqt_package_follows_its_track_format(tmp_path):
         assert set(fields) <= INSTRUQT["challenge"] and folder.name == "%02d-%s" % (step.number, fields["slug"])
         assert fields["type"] == "challenge" and fields["title"] == lab().step_title(step)
         assert all(set(tab) <= INSTRUQT["terminal_tab"] and tab["hostname"] in hosts for tab in fields["tabs"])
-        assert body == lab_text.markdown(lab().step(step.id, level=1))
+        # The learner's own login works in its own home (the role's ~/gsb-kai for kai_lab_learner_user).
+        assert body == lab_text.markdown(lab("/home/learner/gsb-kai").step(step.id, level=1))
         scripts = sorted(p.name for p in folder.iterdir() if p.name != "assignment.md")
         assert scripts == sorted("%s-%s" % (kind, host) for kind in INSTRUQT["scripts"])
         assert all(executable(folder / name) for name in scripts)
@@ -154,6 +169,46 @@ def test_instruqt_needs_the_collections_url(tmp_path):
     code, out, err = kai_lab(config, "export", "instruqt", str(tmp_path / "out"), "--collection", str(tmp_path / TARBALL))
     assert code == 2 and out == "" and err.startswith("could not export: Instruqt copies no file to its machines")
     assert not (tmp_path / "out").exists()
+
+
+def test_instruqt_opens_the_learners_terminal_as_its_own_login_provisioned_as_the_protected_learner(tmp_path):
+    """Issue 40: Instruqt's terminal tab runs a command of the package's (its `cmd`), so the learner gets a login
+    of its own, without sudo, provisioned as kai_lab_learner_user: its grade asks what that account may write."""
+    dest, _ = export(tmp_path, "instruqt", collection=URL, lang="ko")
+    setup = (dest / "track_scripts" / "setup-kai-lab").read_text()
+    inventory = yaml.safe_load(heredoc(setup, 'cat > "$base/inventory.yml" <<EOF'))
+    login = inventory["kai_lab"]["vars"]["kai_lab_learner_user"]
+    assert login not in ("", "root")
+    # The login is made before provision names it, with a home of its own and no group (no sudo).
+    [made] = [line for line in setup.splitlines() if "useradd" in line]
+    assert made == "id -u %s > /dev/null 2>&1 || useradd --create-home --home-dir /home/%s --shell /bin/bash %s" % (
+        login, login, login)
+    assert setup.index(made) < setup.index("gsb.kai_lab.provision")
+    bodies = []
+    for assignment in sorted(dest.glob("*/assignment.md")):
+        fields, body = front_matter(assignment)
+        terminals = [tab for tab in fields["tabs"] if tab["type"] == "terminal"]
+        assert terminals and all(tab["cmd"] == "su --login --pty %s" % login for tab in terminals), assignment
+        bodies.append(body)
+    assert "/root/" not in "".join(bodies) and "/home/%s/gsb-kai/queues.yaml" % login in bodies[0]
+    # Its grade is protected: no line says otherwise, anywhere in the package.
+    for path in dest.rglob("*"):
+        if path.is_file():
+            assert not any(line in path.read_text() for line in UNPROTECTED.values()), path
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_where_the_learner_is_root_the_first_page_says_the_grade_is_unprotected(tmp_path, lang):
+    """Issue 40: Killercoda's index.json and iximiuz's playground have no login but root for the learner (see
+    grading/platforms.py): the package says so on its first page, in its language, in one line."""
+    dest, _ = export(tmp_path, "killercoda", collection=URL, lang=lang)
+    intro = (dest / "intro" / "text.md").read_text().split("\n\n")
+    assert intro[2] == UNPROTECTED[lang].replace("_", "\\_") and intro[:2] == [
+        "# " + lab(lang=lang).title(), lab(lang=lang).teaser()]
+    dest, _ = export(tmp_path / "x", "iximiuz", collection=URL, lang=lang)
+    fields, body = front_matter(dest / "index.md")
+    assert body.split("\n\n")[0] == UNPROTECTED[lang]
+    assert fields["playground"]["machines"][0]["users"] == [{"name": "root", "default": True}]
 
 
 def test_iximiuz_package_follows_its_tutorial_format(tmp_path):
@@ -229,23 +284,29 @@ def run(script, tmp_path, code, line, text=None):
     return subprocess.run(command, capture_output=True, text=True, timeout=30, env=env)
 
 
-@pytest.mark.parametrize("platform, folder, name, prefix", [
-    ("instruqt", "03-nolimit", "check-kai-lab", "FAIL: "),
-    ("killercoda", "step3", "verify.sh", ""),
+@pytest.mark.parametrize("platform, folder, name, prefix, notice", [
+    ("instruqt", "03-nolimit", "check-kai-lab", "FAIL: ", ""),
+    # The learner is root there: every output ends with the unprotected line (issue 40).
+    ("killercoda", "step3", "verify.sh", "", UNPROTECTED["en"] + "\n"),
 ])
-def test_a_check_script_passes_on_0_and_shows_the_first_failure_otherwise(tmp_path, platform, folder, name, prefix):
+def test_a_check_script_passes_on_0_and_shows_the_first_failure_otherwise(tmp_path, platform, folder, name, prefix,
+                                                                           notice):
     dest, _ = export(tmp_path, platform, collection=URL)
     script = dest / folder / name
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
     done = run(script, tmp_path, 0, "step 3 nolimit (The empty-limit trap): PASSED")
-    assert done.returncode == 0 and done.stdout == ""
+    assert done.returncode == 0 and done.stdout == notice
     assert (tmp_path / "calls").read_text() == "check nolimit --first-failure --lang en\n"
     done = run(script, tmp_path, 1, "nolimit.reason: nolimit.txt: the file is empty. Hint: copy it")
-    assert done.returncode == 1 and done.stdout == prefix + "nolimit.reason: nolimit.txt: the file is empty. Hint: copy it\n"
+    assert done.returncode == 1
+    assert done.stdout == prefix + "nolimit.reason: nolimit.txt: the file is empty. Hint: copy it\n" + notice
     done = run(script, tmp_path, 2, "could not grade: cannot reach the Kubernetes API server")
     assert done.returncode == 1
     assert done.stdout == prefix + "the lab machine has a problem, not your work: could not grade: cannot reach the " \
-                                   "Kubernetes API server\n"
+                                   "Kubernetes API server\n" + notice
+    done = run(script, tmp_path, 124, "")
+    assert done.returncode == 1 and done.stdout == prefix + "the check took more than 50 s; run kai-lab check nolimit " \
+                                                            "in the terminal to see why\n" + notice
 
 
 def test_iximiuz_tasks_keep_the_hint_and_mark_a_lasting_environment_fault(tmp_path):
@@ -254,10 +315,12 @@ def test_iximiuz_tasks_keep_the_hint_and_mark_a_lasting_environment_fault(tmp_pa
     for key in ("run", "hintcheck", "failcheck"):
         assert subprocess.run(["bash", "-n", "-c", task[key]]).returncode == 0, key
     state = tmp_path / "setup" / "checks" / "gang"
+    notice = UNPROTECTED["en"] + "\n"  # the learner is root on iximiuz: every output ends with it (issue 40)
     # Not done yet: run fails, hintcheck shows why, failcheck lets it go on.
-    assert run(None, tmp_path, 1, "gang.reason: gang.txt: the file is empty", task["run"]).returncode == 1
+    done = run(None, tmp_path, 1, "gang.reason: gang.txt: the file is empty", task["run"])
+    assert (done.returncode, done.stdout) == (1, notice)
     hint = run(None, tmp_path, 1, "", task["hintcheck"])
-    assert hint.returncode == 0 and hint.stdout == "gang.reason: gang.txt: the file is empty\n"
+    assert hint.returncode == 0 and hint.stdout == "gang.reason: gang.txt: the file is empty\n" + notice
     assert run(None, tmp_path, 1, "", task["failcheck"]).returncode == 0
     # kai-lab cannot grade: not broken at once, broken once it lasts.
     assert run(None, tmp_path, 2, "could not grade: no API server", task["run"]).returncode == 1
@@ -266,12 +329,12 @@ def test_iximiuz_tasks_keep_the_hint_and_mark_a_lasting_environment_fault(tmp_pa
     broken = run(None, tmp_path, 2, "", task["failcheck"])
     assert broken.returncode == 1
     assert broken.stdout == "the lab machine has been broken for %d s (not your work); restart the lab: could not " \
-                            "grade: no API server\n" % platform_scripts.BROKEN_AFTER
+                            "grade: no API server\n%s" % (platform_scripts.BROKEN_AFTER, notice)
     # The learner's failure again: the fault is over. Then done: nothing left to hint.
     assert run(None, tmp_path, 1, "gang.reason: not yet", task["run"]).returncode == 1
     assert not state.with_suffix(".broken-since").exists()
     assert run(None, tmp_path, 0, "step 5 gang: PASSED", task["run"]).returncode == 0
-    assert run(None, tmp_path, 0, "", task["hintcheck"]).stdout == ""
+    assert run(None, tmp_path, 0, "", task["hintcheck"]).stdout == notice
 
 
 # ---------------------------------------------------------------- the module kai_lab_export (playbooks/export.yml)

@@ -7,7 +7,9 @@ failcheck) runs as its platform runs it, with the kai-lab provision installed:
 - on the blank lab, each fails with its step's first failing check;
 - then solve.yml does one step at a time; after step N, N's scripts pass and
   every later step's still fail, worded as `kai-lab check --json` words the
-  first failing check, never as an environment fault.
+  first failing check, never as an environment fault;
+- where the learner is root (Killercoda, iximiuz Labs), every output ends
+  with the package's line that the grade is not protected (issue 40).
 
 The lab is solved again at the end, as the scenario's later files expect."""
 
@@ -22,6 +24,8 @@ import pytest
 from conftest import kai_lab_command, run_playbook
 
 PLATFORMS = ('killercoda', 'instruqt', 'iximiuz')
+# The line the packages whose learner is root print last (grading/platform_scripts.py WORDS['unprotected'], en).
+UNPROTECTED = "This grade is not protected: you are root on this machine and could write KAI's word yourself.\n"
 # Each script's bound (grading/platform_scripts.py CHECK_SECONDS): Killercoda and Instruqt stop a check at 60 s.
 SCRIPT_SECONDS = 50
 
@@ -57,14 +61,15 @@ def lab(tmp_path_factory):
 
 
 def scripts(lab, step_id, number):
-    """[(platform, argv, a failure's line prefix or None when the script prints nothing)] of one step."""
+    """[(platform, argv, a failure's line prefix or None when the script prints nothing but the notice, the notice
+    its every output ends with)] of one step."""
     return [
-        ('killercoda', ['bash', str(lab['base'] / 'killercoda' / ('step%d' % number) / 'verify.sh')], ''),
+        ('killercoda', ['bash', str(lab['base'] / 'killercoda' / ('step%d' % number) / 'verify.sh')], '', UNPROTECTED),
         ('instruqt', ['bash', str(lab['base'] / 'instruqt' / ('%02d-%s' % (number, step_id.replace('_', '-')))
-                                  / 'check-kai-lab')], 'FAIL: '),
-        ('iximiuz', ['bash', '-c', lab['iximiuz']['verify_' + step_id]['run']], None),
-        ('iximiuz hintcheck', ['bash', '-c', lab['iximiuz']['verify_' + step_id]['hintcheck']], 'hint'),
-        ('iximiuz failcheck', ['bash', '-c', lab['iximiuz']['verify_' + step_id]['failcheck']], 'never'),
+                                  / 'check-kai-lab')], 'FAIL: ', ''),
+        ('iximiuz', ['bash', '-c', lab['iximiuz']['verify_' + step_id]['run']], None, UNPROTECTED),
+        ('iximiuz hintcheck', ['bash', '-c', lab['iximiuz']['verify_' + step_id]['hintcheck']], 'hint', UNPROTECTED),
+        ('iximiuz failcheck', ['bash', '-c', lab['iximiuz']['verify_' + step_id]['failcheck']], 'never', ''),
     ]
 
 
@@ -99,21 +104,21 @@ def check_lab(lab, done_through):
         with ThreadPoolExecutor(max_workers=3) as pool:
             said = list(pool.map(lambda entry: run(lab, entry[1]), runs[:3]))
         said += [run(lab, entry[1]) for entry in runs[3:]]
-        for (platform, _argv, prefix), (result, seconds) in zip(runs, said):
+        for (platform, _argv, prefix, notice), (result, seconds) in zip(runs, said):
             where = 'step %d %s, %s, after step %d: rc %d, %r %r' % (
                 number, step_id, platform, done_through, result.returncode, result.stdout, result.stderr)
             assert seconds < SCRIPT_SECONDS, where
             assert result.stderr == '', where
             if prefix == 'never':  # failcheck: the playground is not broken
-                assert (result.returncode, result.stdout) == (0, ''), where
+                assert (result.returncode, result.stdout) == (0, notice), where
             elif prefix == 'hint':  # hintcheck: says what is missing, always exits 0
-                assert (result.returncode, result.stdout) == (0, '' if passed else expected + '\n'), where
+                assert (result.returncode, result.stdout) == (0, ('' if passed else expected + '\n') + notice), where
             elif passed:
-                assert (result.returncode, result.stdout) == (0, ''), where
-            elif prefix is None:  # iximiuz's task: silent; its hintcheck speaks
-                assert (result.returncode, result.stdout) == (1, ''), where
+                assert (result.returncode, result.stdout) == (0, notice), where
+            elif prefix is None:  # iximiuz's task: only the notice; its hintcheck speaks
+                assert (result.returncode, result.stdout) == (1, notice), where
             else:
-                assert (result.returncode, result.stdout) == (1, prefix + expected + '\n'), where
+                assert (result.returncode, result.stdout) == (1, prefix + expected + '\n' + notice), where
         slowest[step_id] = max(seconds for _result, seconds in said)
     return slowest
 

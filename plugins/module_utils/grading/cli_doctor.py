@@ -81,6 +81,15 @@ WORDS = {
               'kai_scheduler_queue_label to {lab} and provision again.',
         'ko': 'KAI 는 파드의 큐를 {kai} 라벨에서 읽지만 실습은 {lab} 를 씁니다: 어떤 파드도 큐를 찾지 못합니다. '
               'kai_scheduler_queue_label 을 {lab} 로 두고 다시 프로비저닝하세요.'},
+    'snapshot_plugin': {
+        'en': 'KAI\'s scheduler runs its {plugin} plugin (ConfigMap {configmap}): whoever reaches its plugin server gets '
+              'the whole cluster at {path}, ConfigMaps of every namespace included, without authentication. Keep '
+              '{plugin} in kai_scheduler_disabled_plugins (KAI\'s chart value scheduler.plugins.{plugin}.enabled: '
+              'false, KAI v0.13 and later) and provision again.',
+        'ko': 'KAI 스케줄러가 {plugin} 플러그인을 켜 두었습니다 (ConfigMap {configmap}): 플러그인 서버에 닿는 누구나 '
+              '인증 없이 {path} 에서 모든 네임스페이스의 ConfigMap 을 포함한 클러스터 전체를 받습니다. '
+              'kai_scheduler_disabled_plugins 에 {plugin} 을 두고(KAI 차트 값 scheduler.plugins.{plugin}.enabled: '
+              'false, KAI v0.13 이상) 다시 프로비저닝하세요.'},
     'reservation_pods': {
         'en': 'KAI\'s reservation pods in {namespace} are not holding their GPU: {pods}. Delete them (KAI makes new '
               'ones); if they come back so, see the faults above or provision again.',
@@ -94,6 +103,11 @@ WORDS = {
     'runtime_class_sim': {
         'en': 'not asked on the sim: the RuntimeClass (KAI injects none there)',
         'ko': 'sim 에서는 확인하지 않음: RuntimeClass (KAI 가 주입하지 않음)'},
+    'snapshot_plugin_sim': {
+        'en': 'not asked on the sim: the scheduler\'s plugins (its configuration is a file provision writes without '
+              'kai_scheduler_disabled_plugins; the sim\'s build of the scheduler serves plugins on 127.0.0.1)',
+        'ko': 'sim 에서는 확인하지 않음: 스케줄러 플러그인 (설정은 provision 이 kai_scheduler_disabled_plugins 를 빼고 '
+              '쓰는 파일; sim 빌드의 스케줄러는 127.0.0.1 에서만 플러그인을 제공)'},
     'status_updater_sim': {
         'en': 'not asked on the sim: the status-updater\'s RBAC (it is a process with the lab\'s kubeconfig; its '
               'work shows on the reservation pods)',

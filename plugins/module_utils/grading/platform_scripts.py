@@ -12,6 +12,12 @@ work) and whose one line is the first failing check's message; the script
 shows it the way its platform does. `timeout` bounds every check below the
 platforms' limits, and a check that runs out of time is an environment fault.
 
+Where the platform cannot open the learner's terminal as a login of its own
+(grading/platforms.py says which), the learner is root on the machine and
+can write KAI's word itself: every check's output then ends with one line
+saying the grade is not protected (WORDS['unprotected']), as the package's
+first page does.
+
 Layer: grading; may use the cluster client, the KAI domain, the learner's files, the grader's record, the lab's steps.
 """
 
@@ -51,6 +57,11 @@ WORDS = {
               'ko': '실습 머신이 준비되었습니다. kai-lab task 가 첫 번째 할 일을 보여 줍니다.'},
     'setup_failed': {'en': 'Setting up the lab machine failed; the end of its log:',
                      'ko': '실습 머신 준비에 실패했습니다. 기록의 끝부분:'},
+    # One short line, in every check's output and on the package's first page where the learner is root.
+    'unprotected': {'en': 'This grade is not protected: you are root on this machine and could write KAI\'s word '
+                          'yourself.',
+                    'ko': '이 채점은 보호되지 않습니다: 이 머신에서 여러분은 root 라서 KAI 의 증거를 직접 쓸 수 '
+                          '있습니다.'},
 }
 
 
@@ -74,31 +85,42 @@ def run_check(step_id, lang):
     ]
 
 
-def fail_lines(step_id, lang, prefix):
-    """Lines that say why a check did not pass: prefix, then the learner's mistake, a timeout or the machine's fault."""
+def notice_lines(lang, unprotected):
+    """The line every check prints where the learner is root (unprotected), else none."""
+    return ["printf '%%s\\n' %s" % quote(say('unprotected', lang))] if unprotected else []
+
+
+def fail_lines(step_id, lang, prefix, unprotected=False):
+    """Lines that say why a check did not pass: prefix, then the learner's mistake, a timeout or the machine's
+    fault; then, where the learner is root, that the grade is not protected (passed or not)."""
     timed_out = say('timed_out', lang, seconds=CHECK_SECONDS, step=step_id)
     environment = say('environment', lang, line='$line')
     return [
         'case $rc in',
-        '  0) exit 0 ;;',
+        '  0) ;;',
         '  1) printf \'%%s\\n\' "%s$line" ;;' % prefix,
         '  %d) printf \'%%s\\n\' %s ;;' % (TIMED_OUT, quote(prefix + timed_out)),
         '  *) printf \'%%s\\n\' "%s%s" ;;' % (prefix, environment.replace('"', '\\"')),
         'esac',
-        'exit 1',
+    ] + notice_lines(lang, unprotected) + [
+        '[ "$rc" -eq 0 ] || exit 1',
     ]
 
 
-def check(step_id, number, lang, platform, prefix=''):
-    """A step's check script: exit 0 when kai-lab passes the step, else the first failure's line after prefix."""
+def check(step_id, number, lang, platform, prefix='', unprotected=False):
+    """A step's check script: exit 0 when kai-lab passes the step, else the first failure's line after prefix
+    (and the unprotected line where the learner is root)."""
     return script('%s check of step %d (%s) of the KAI-Scheduler lab: kai-lab grades it.' % (platform, number, step_id),
-                  run_check(step_id, lang) + fail_lines(step_id, lang, prefix))
+                  run_check(step_id, lang) + fail_lines(step_id, lang, prefix, unprotected))
 
 
-def setup(platform, collection, lang, wait_for=None):
+def setup(platform, collection, lang, wait_for=None, learner=None):
     """Provision the lab here with gsb.kai_lab: collection is a gsb-kai_lab-*.tar.gz on this machine or an https URL.
 
-    wait_for: a file the platform creates once its own boot is done (Instruqt's bootstrap)."""
+    wait_for: a file the platform creates once its own boot is done (Instruqt's bootstrap).
+    learner: (login, home) of the learner's own Linux user, made here without sudo when missing and provisioned
+    as kai_lab_learner_user (its ServiceAccount kubeconfig, its workdir, its one sudo rule for kai-lab); None:
+    the learner is root."""
     body = ['set -euo pipefail', 'base=%s' % BASE, 'collection=%s' % quote(collection),
             'mkdir -p "$base"', 'rm -f "$base/ready" "$base/failed"',
             '# Whatever happens, the log says it and a failure leaves $base/failed.',
@@ -120,6 +142,15 @@ def setup(platform, collection, lang, wait_for=None):
         '"$base/venv/bin/pip" install -q -r "$base/requirements.txt"',
         '# kubernetes.core comes with the ansible package of requirements.txt.',
         '"$base/venv/bin/ansible-galaxy" collection install --force --no-deps -p "$base/collections" "$tarball"',
+    ]
+    if learner:
+        login, home = learner
+        body += [
+            '# The learner\'s own login, without sudo: the platform\'s terminal opens as it.',
+            'id -u %s > /dev/null 2>&1 || useradd --create-home --home-dir %s --shell /bin/bash %s'
+            % (quote(login), quote(home), quote(login)),
+        ]
+    body += [
         'cat > "$base/inventory.yml" <<EOF',
         'kai_lab:',
         '  hosts:',
@@ -129,6 +160,7 @@ def setup(platform, collection, lang, wait_for=None):
         '  vars:',
         '    kai_lab_target: k3s',
         '    kai_lab_lang: %s' % lang,
+    ] + (['    kai_lab_learner_user: %s' % learner[0]] if learner else []) + [
         'EOF',
         'export ANSIBLE_COLLECTIONS_PATH="$base/collections"',
         '"$base/venv/bin/ansible-playbook" -i "$base/inventory.yml" gsb.kai_lab.provision',
@@ -175,9 +207,11 @@ def nothing_to_clean(step_id, number):
                   ['exit 0'])
 
 
-def iximiuz_run(step_id, lang):
-    """iximiuz's task run: kai-lab's verdict; a failure's line kept for hintcheck, an environment fault's start for failcheck."""
-    return '\n'.join([STATE % step_id, 'mkdir -p "${state%/*}"'] + run_check(step_id, lang) + [
+def iximiuz_run(step_id, lang, unprotected=False):
+    """iximiuz's task run: kai-lab's verdict; a failure's line kept for hintcheck, an environment fault's start for
+    failcheck; the unprotected line where the learner is root (the run's output is the task's log)."""
+    lines = [STATE % step_id, 'mkdir -p "${state%/*}"'] + run_check(step_id, lang) + notice_lines(lang, unprotected)
+    return '\n'.join(lines + [
         'if [ "$rc" -eq 0 ]; then rm -f "$state.line" "$state.broken-since"; exit 0; fi',
         'printf \'%s\\n\' "$line" > "$state.line"',
         'if [ "$rc" -eq 1 ]; then rm -f "$state.broken-since"',
@@ -186,13 +220,16 @@ def iximiuz_run(step_id, lang):
     ]) + '\n'
 
 
-def iximiuz_hint(step_id):
-    """iximiuz's hintcheck: the last failure's line, shown live (always exit 0)."""
-    return '\n'.join([STATE % step_id, 'cat "$state.line" 2>/dev/null', 'exit 0']) + '\n'
+def iximiuz_hint(step_id, lang, unprotected=False):
+    """iximiuz's hintcheck: the last failure's line, shown live (always exit 0), then the unprotected line where
+    the learner is root."""
+    return '\n'.join([STATE % step_id, 'cat "$state.line" 2>/dev/null'] + notice_lines(lang, unprotected)
+                     + ['exit 0']) + '\n'
 
 
-def iximiuz_fail(step_id, lang):
-    """iximiuz's failcheck: exit 1 (the playground is broken) once kai-lab could not grade for BROKEN_AFTER seconds."""
+def iximiuz_fail(step_id, lang, unprotected=False):
+    """iximiuz's failcheck: exit 1 (the playground is broken) once kai-lab could not grade for BROKEN_AFTER seconds;
+    its words then end with the unprotected line where the learner is root."""
     broken = say('broken', lang, seconds=BROKEN_AFTER, line='$(cat "$state.line" 2>/dev/null)')
     return '\n'.join([
         STATE % step_id,
@@ -200,5 +237,6 @@ def iximiuz_fail(step_id, lang):
         '[ $(( $(date +%%s) - since )) -ge %d ] || exit 0' % BROKEN_AFTER,
         # No double quote in the words: the line's own $(cat "...") quotes start afresh inside it.
         'printf \'%%s\\n\' "%s"' % broken,
+    ] + notice_lines(lang, unprotected) + [
         'exit 1',
     ]) + '\n'

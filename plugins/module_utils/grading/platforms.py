@@ -26,6 +26,34 @@ step the platform's check script calling kai-lab check
   https://labs.iximiuz.com/docs/custom-playgrounds/init-tasks-and-tabs);
   files under __static__/ are served at https://labs.iximiuz.com/__static__/<name>.
 
+Who the learner is (issue 40), as each platform's documented format allows,
+in LEARNER_LOGINS: where the format can open the learner's terminal as a
+login of its own, the package makes that login (without sudo), provisions
+it as kai_lab_learner_user (its own ServiceAccount kubeconfig, its workdir,
+its sudo rule for kai-lab alone) and opens the terminal as it, so every
+grade asks what that account may write. Where it cannot, the learner is
+root: the package's first page and every check's output say in one line
+that the grade is not protected (platform_scripts.WORDS['unprotected']).
+
+- Instruqt: a terminal tab runs its `cmd`, "su - developer" in Instruqt's
+  own example (https://docs.instruqt.com/tracks/challenges/challenge-tabs,
+  Terminal; github.com/instruqt/ai-plugins references/track-format/tabs.md:
+  "cmd: Startup command (e.g., su - user, ...)"), and a learner reaches
+  the sandbox through the challenge's tabs only. The lifecycle scripts run
+  as root (.../track-format/lifecycle-scripts.md: working directory /root),
+  so a check runs kai-lab as root, which is what the learner's own `kai-lab`
+  does through its sudo rule.
+- Killercoda: index.json (Katacoda's format, above; the O'Reilly reference
+  https://interactive-docs.oreilly.com/configuration/index-json.html lists
+  every element: details, files, environment, backend) has no user setting
+  and its terminal is root's shell; a foreground script that switched user
+  would hand the learner back a root shell when it exits.
+- iximiuz Labs: a machine's `users` only name its default login
+  (sample-tutorial/index.md: "Override the default login user"); root is a
+  login of every machine whatever they say (github.com/iximiuz/labctl
+  api/plays.go, Machine.HasUser: "Everyone has root"; `labctl ssh --user
+  root`).
+
 Layer: grading; may use the cluster client, the KAI domain, the learner's files, the grader's record, the lab's steps.
 """
 
@@ -36,6 +64,7 @@ __metaclass__ = type
 import datetime
 import json
 import os
+import posixpath
 import struct
 import zlib
 
@@ -45,6 +74,7 @@ except ImportError:  # reported by the caller before any use
     yaml = None
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts as scripts
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text, registry
 
 PLATFORMS = ('killercoda', 'instruqt', 'iximiuz')
@@ -53,6 +83,13 @@ HOST = 'kai-lab'
 KILLERCODA_ASSETS = '/root'
 IXIMIUZ_STATIC = 'https://labs.iximiuz.com/__static__/'
 SCRIPT, TEXT = 0o755, 0o644
+# The learner's login where the platform's terminal can open as it (see above): (name, home); its workdir is
+# the role's default for a learner, ~/gsb-kai (roles/kai_lab/defaults/main.yml kai_lab_workdir).
+LEARNER = ('learner', '/home/learner')
+LEARNER_LOGINS = {'instruqt': LEARNER}
+# Instruqt's terminal as that login: a login shell (so /etc/profile.d gives kubectl its own kubeconfig) on a
+# terminal of its own (--pty: the learner's shell cannot push input into the terminal root's su holds).
+INSTRUQT_TERMINAL = 'su --login --pty %s' % LEARNER[0]
 
 WORDS = {
     'active': {'en': 'Waiting for step {number} to pass (kai-lab check {id})...',
@@ -113,13 +150,31 @@ def step_markdown(lab, step, extra=None):
     return lab_text.markdown(lab.step(step.id, level=1) + (extra or []))
 
 
+def protected(platform):
+    """Whether the platform's package gives the learner a login of its own (LEARNER_LOGINS)."""
+    return platform in LEARNER_LOGINS
+
+
+def unprotected_text(lab, platform):
+    """The first page's line that the grade is not protected, where the learner is root; else nothing."""
+    return [] if protected(platform) else [('p', scripts.say('unprotected', lab.lang))]
+
+
+def learner_lab(lab, platform):
+    """The lab text as the platform's learner sees it: with the learner login's workdir where there is one."""
+    if not protected(platform):
+        return lab
+    workdir = posixpath.join(LEARNER_LOGINS[platform][1], posixpath.basename(DEFAULT_WORKDIR))
+    return lab_text.Lab(lab.lang, lab.values['namespace'], workdir, lab.values['kai_namespace'])
+
+
 # ---------------------------------------------------------------- Killercoda
 
 def killercoda(lab, collection, kind, name):
     source = collection if kind == 'url' else '%s/%s' % (KILLERCODA_ASSETS, name)
     files = {
-        'intro/text.md': (lab_text.markdown([('h', 1, lab.title()), ('p', lab.teaser())] + lab.intro() + lab.notes()),
-                          TEXT),
+        'intro/text.md': (lab_text.markdown([('h', 1, lab.title()), ('p', lab.teaser())]
+                                            + unprotected_text(lab, 'killercoda') + lab.intro() + lab.notes()), TEXT),
         'intro/background.sh': (scripts.setup('Killercoda', source, lab.lang), SCRIPT),
         'intro/foreground.sh': (scripts.wait_ready(lab.lang), SCRIPT),
         'finish/text.md': (lab_text.markdown(lab.finish(level=1)), TEXT),
@@ -128,7 +183,8 @@ def killercoda(lab, collection, kind, name):
     for step in registry.STEPS:
         folder = 'step%d' % step.number
         files[folder + '/text.md'] = (step_markdown(lab, step), TEXT)
-        files[folder + '/verify.sh'] = (scripts.check(step.id, step.number, lab.lang, 'Killercoda'), SCRIPT)
+        files[folder + '/verify.sh'] = (scripts.check(step.id, step.number, lab.lang, 'Killercoda',
+                                                      unprotected=not protected('killercoda')), SCRIPT)
         steps.append({'title': lab.step_title(step), 'text': folder + '/text.md', 'verify': folder + '/verify.sh'})
     details = {'intro': {'title': lab.title(), 'text': 'intro/text.md', 'background': 'intro/background.sh',
                          'foreground': 'intro/foreground.sh'},
@@ -157,18 +213,20 @@ def instruqt(lab, collection, kind, name):
         'track.yml': (dumped(track), TEXT),
         'config.yml': (dumped(config), TEXT),
         'track_scripts/setup-' + HOST: (scripts.setup('Instruqt', collection, lab.lang,
-                                                      wait_for='/opt/instruqt/bootstrap/host-bootstrap-completed'), SCRIPT),
+                                                      wait_for='/opt/instruqt/bootstrap/host-bootstrap-completed',
+                                                      learner=LEARNER_LOGINS.get('instruqt')), SCRIPT),
     }
     for step in registry.STEPS:
         folder = '%02d-%s' % (step.number, step.id.replace('_', '-'))
         fields = {'slug': step.id.replace('_', '-'), 'type': 'challenge', 'title': lab.step_title(step),
                   'teaser': lab.summary(step.id),
-                  'tabs': [{'title': 'Terminal', 'type': 'terminal', 'hostname': HOST}],
+                  'tabs': [{'title': 'Terminal', 'type': 'terminal', 'hostname': HOST, 'cmd': INSTRUQT_TERMINAL}],
                   'difficulty': 'basic', 'timelimit': 900}
         files[folder + '/assignment.md'] = (front_matter(fields, step_markdown(lab, step)), TEXT)
         files['%s/setup-%s' % (folder, HOST)] = (scripts.ready_for(step.id, step.number, lab.lang), SCRIPT)
         files['%s/check-%s' % (folder, HOST)] = (scripts.check(step.id, step.number, lab.lang, 'Instruqt',
-                                                               prefix='FAIL: '), SCRIPT)
+                                                               prefix='FAIL: ', unprotected=not protected('instruqt')),
+                                                 SCRIPT)
         files['%s/solve-%s' % (folder, HOST)] = (scripts.solve(step.id, step.number), SCRIPT)
         files['%s/cleanup-%s' % (folder, HOST)] = (scripts.nothing_to_clean(step.id, step.number), SCRIPT)
     return files, None
@@ -180,9 +238,12 @@ def iximiuz_tasks(lab, source):
     tasks = {'init_provision': {'init': True, 'timeout_seconds': 3600,
                                 'run': scripts.setup('iximiuz Labs', source, lab.lang)}}
     previous = None
+    unprotected = not protected('iximiuz')
     for step in registry.STEPS:
-        task = {'run': scripts.iximiuz_run(step.id, lab.lang), 'hintcheck': scripts.iximiuz_hint(step.id),
-                'failcheck': scripts.iximiuz_fail(step.id, lab.lang), 'timeout_seconds': scripts.CHECK_SECONDS + 10}
+        task = {'run': scripts.iximiuz_run(step.id, lab.lang, unprotected),
+                'hintcheck': scripts.iximiuz_hint(step.id, lab.lang, unprotected),
+                'failcheck': scripts.iximiuz_fail(step.id, lab.lang, unprotected),
+                'timeout_seconds': scripts.CHECK_SECONDS + 10}
         if previous:
             task['needs'] = [previous]
         previous = 'verify_' + step.id
@@ -204,7 +265,7 @@ def iximiuz(lab, collection, kind, name, today):
               'playground': {'name': 'ubuntu-24-04',
                              'machines': [{'name': 'ubuntu-01', 'users': [{'name': 'root', 'default': True}]}]},
               'tasks': iximiuz_tasks(lab, source)}
-    nodes = lab.intro()
+    nodes = unprotected_text(lab, 'iximiuz') + lab.intro()
     for step in registry.STEPS:
         nodes.extend(lab.step(step.id) + [simple_task(lab, step)])
     body = lab_text.markdown(nodes + lab.notes() + lab.finish())
@@ -228,6 +289,7 @@ def cover_png(size=(1200, 630), colour=(0x76, 0xb9, 0x00)):
 def package(platform, lab, collection, today=None):
     """({relative path: (content, mode)}, where the collection's tarball goes or None) of platform's package."""
     kind, name = collection_source(collection)
+    lab = learner_lab(lab, platform)
     if platform == 'killercoda':
         files, tarball = killercoda(lab, collection, kind, name)
     elif platform == 'instruqt':

@@ -6,15 +6,19 @@
 Each fault is {'id': FAULT, 'values': {...}}; grading/cli_doctor.py words
 them (what is wrong and what to do, in Korean and English). The pure parts
 take API objects; diagnose() reads them with few requests (nodes, one
-RuntimeClass, one Namespace and its ServiceAccount, KAI's Config, the
-reservation pods, one SubjectAccessReview, KAI's health) so a healthy lab
-answers at once.
+RuntimeClass, one Namespace and its ServiceAccount, KAI's Config and its
+scheduler's ConfigMap, the reservation pods, one SubjectAccessReview, KAI's
+health) so a healthy lab answers at once.
 
 What applies where: on k3s fake-gpu-operator is its Helm chart (a
 RuntimeClass "nvidia" with handler runc, a status-updater ServiceAccount
 that patches KAI's reservation pods through RBAC); on the sim it is a
 process of this machine with the lab's kubeconfig and KAI injects no
-RuntimeClass, so those two are not asked there (notes say so).
+RuntimeClass, so those two are not asked there (notes say so). On k3s the
+scheduler's plugins are read from the ConfigMap KAI's operator writes its
+configuration into: the snapshot plugin on is a fault (it hands the whole
+cluster to whoever reaches the plugin server); on the sim that configuration
+is a file provision writes (a note says so).
 
 Layer: the KAI domain; may use the cluster client.
 """
@@ -26,16 +30,23 @@ __metaclass__ = type
 import calendar
 import time
 
+try:
+    import yaml  # the kubernetes client's own dependency
+except ImportError:  # the scheduler's plugins are then not judged
+    yaml = None
+
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.health import deployments_ready, probe_urls
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import CONFIG_API
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 
 FAULTS = ('cluster', 'node_pool_label', 'no_gpus', 'runtime_class_missing', 'runtime_class_handler',
           'reservation_namespace', 'reservation_namespace_kai', 'reservation_service_account',
-          'status_updater_rights', 'kai_config_missing', 'queue_label_key', 'reservation_pods', 'kai_not_ready')
-NOTES = ('runtime_class_sim', 'status_updater_sim')
+          'status_updater_rights', 'kai_config_missing', 'queue_label_key', 'snapshot_plugin', 'reservation_pods',
+          'kai_not_ready')
+NOTES = ('runtime_class_sim', 'status_updater_sim', 'snapshot_plugin_sim')
 
 RUNTIME_CLASS = 'nvidia'
 # fake-gpu-operator's chart makes RuntimeClass nvidia with handler runc; k3s's own (handler nvidia) needs an
@@ -51,6 +62,11 @@ STATUS_UPDATER_ACCOUNT = 'status-updater'
 KAI_CONFIG = 'kai-config'
 # The key KAI uses when its Config names none (KAI's own default).
 KAI_DEFAULT_QUEUE_LABEL_KEY = 'kai.scheduler/queue'
+# KAI's operator writes the scheduler's configuration (key config.yaml) into ConfigMap <scheduler name>-<shard>
+# of KAI's namespace, from the SchedulingShard (pkg/operator/operands/scheduler/resources_for_shard.go,
+# configMapName and configMapForShard, v0.12.0 to v0.17.0); the chart makes the shard "default".
+SCHEDULER_SHARD = 'default'
+SCHEDULER_CONFIG_KEY = 'config.yaml'
 # A reservation pod may be Pending, or not yet annotated, this long while KAI and fake GPUs do their part.
 SETTLE_SECONDS = 30
 BROKEN_WAITS = ('CrashLoopBackOff', 'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerError',
@@ -120,6 +136,35 @@ def config_faults(config):
     key = (((config.get('spec') or {}).get('global') or {}).get('queueLabelKey')) or KAI_DEFAULT_QUEUE_LABEL_KEY
     if key != kai.QUEUE_LABEL:
         return [fault('queue_label_key', kai=key, lab=kai.QUEUE_LABEL)]
+    return []
+
+
+def scheduler_config_name(config):
+    """The ConfigMap of the scheduler's configuration: <the Config's scheduler name, else KAI's>-default."""
+    name = (((config or {}).get('spec') or {}).get('global') or {}).get('schedulerName') or kai.SCHEDULER_NAME
+    return '%s-%s' % (name, SCHEDULER_SHARD)
+
+
+def scheduler_plugins(configmap):
+    """The plugin names of the scheduler configuration in KAI's ConfigMap, or None when there is none to read."""
+    text = ((configmap or {}).get('data') or {}).get(SCHEDULER_CONFIG_KEY)
+    if not isinstance(text, str) or yaml is None:
+        return None
+    try:
+        parsed = yaml.load(text, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))
+    except yaml.YAMLError:  # not KAI's own writing: nothing to judge
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get('tiers'), list):
+        return None
+    return [plugin.get('name') for tier in parsed['tiers'] if isinstance(tier, dict)
+            for plugin in (tier.get('plugins') or []) if isinstance(plugin, dict)]
+
+
+def plugin_faults(configmap, namespace, name):
+    """k3s: KAI's scheduler configured with its snapshot plugin, which serves the whole cluster on its plugin server."""
+    if kai_profiles.SNAPSHOT_PLUGIN in (scheduler_plugins(configmap) or []):
+        return [fault('snapshot_plugin', plugin=kai_profiles.SNAPSHOT_PLUGIN, path=kai_profiles.SNAPSHOT_PATH,
+                      configmap='%s/%s' % (namespace, name))]
     return []
 
 
@@ -219,6 +264,9 @@ def diagnose(cluster, target, kai_namespace, kai_deployments=(), health_urls=Non
         if target != 'sim':
             faults.extend(access_faults(cluster.create(access_review(fake_gpu_namespace)), fake_gpu_namespace))
         faults.extend(config_faults(config))
+        if target != 'sim':
+            name = scheduler_config_name(config)
+            faults.extend(plugin_faults(cluster.get('v1', 'ConfigMap', name, kai_namespace), kai_namespace, name))
         faults.extend(reservation_pod_faults(cluster.list('v1', 'Pod', kai_gpu.RESERVATION_NAMESPACE), now))
     except ClusterError as exc:
         faults.append(fault('cluster', error=str(exc)))

@@ -42,6 +42,12 @@ _PLUGINS_V0_12 = [
 # without them preempt finds no strategy and the lab's step 6 never preempts.
 _PLUGINS_V0_17 = _PLUGINS_V0_12[:16] + ['sg-nodelocalgreedy', 'sg-multinodegang'] + _PLUGINS_V0_12[16:]
 PLUGIN_ARGUMENTS = {'nodeplacement': {'cpu': 'binpack', 'gpu': 'binpack'}}
+# The plugin that serves the whole cluster (pods with their env, ConfigMaps of
+# every namespace, queues) as a zip at SNAPSHOT_PATH of the scheduler's plugin
+# server, without authentication (pkg/scheduler/plugins/snapshot): the lab
+# leaves it out on both targets (roles/kai_scheduler kai_scheduler_disabled_plugins).
+SNAPSHOT_PLUGIN = 'snapshot'
+SNAPSHOT_PATH = '/get-snapshot'
 _ACTIONS = ['allocate', 'consolidation', 'reclaim', 'preempt', 'stalegangeviction']
 
 _COMPONENTS = ['scheduler', 'binder', 'podgrouper', 'admission', 'queuecontroller', 'podgroupcontroller']
@@ -171,6 +177,10 @@ _V0_12 = {
         # set through values: the rendered Config is patched at this path.
         'runtime_class_values_key': 'admission.gpuPodRuntimeClassName',
         'runtime_class_config_patch': 'spec.admission.gpuPodRuntimeClassName',
+        # No plugin settings: the chart's SchedulingShard and the operator of v0.12
+        # render every plugin, and the scheduler's plugin server listens on every
+        # interface (cmd/scheduler/app/server.go: ":%d").
+        'plugins_values_key': '',
         'values': {},
         'template_values': {},
         'config_hint': 'KAI v0.12 renders its Config from the chart by default.',
@@ -212,6 +222,13 @@ _V0_17 = {
     'chart': {
         'runtime_class_values_key': 'admission.gpuFractionRuntimeClassName',
         'runtime_class_config_patch': '',
+        # From v0.13.0 (#1025) the chart's scheduler.plugins becomes the default
+        # SchedulingShard's spec.plugins, whose `enabled: false` the operator
+        # leaves out of the scheduler's ConfigMap (pkg/apis/kai/v1/
+        # schedulingshard_types.go setDefaultPlugins, operands/scheduler/
+        # plugin_action_merge.go); v0.13.0 (#989) also binds the plugin server to
+        # 127.0.0.1 of the scheduler's pod (cmd/scheduler/app/server.go).
+        'plugins_values_key': 'scheduler.plugins',
         'values': {'defaultPriorityClasses': {'enabled': True}},
         # The chart ships its Config in a post-install hook, which `helm
         # template` (the sim) never runs; these render it inline. A Helm

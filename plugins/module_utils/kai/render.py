@@ -76,7 +76,10 @@ def _set_path(target, dotted, value):
 
 
 def chart_values(version, settings, helm_template=True):
-    """Helm values of KAI's chart for the lab's settings on this version (helm_template: for `helm template`)."""
+    """Helm values of KAI's chart for the lab's settings on this version (helm_template: for `helm template`).
+
+    settings['disabled_plugins']: scheduler plugins to turn off, where the version's chart can (its profile's
+    chart.plugins_values_key); the sim's scheduler config leaves the same ones out (scheduler_config)."""
     chart = profile_for(version)['chart']
     values = copy.deepcopy(chart['values'])
     if helm_template:
@@ -84,6 +87,11 @@ def chart_values(version, settings, helm_template=True):
     _set_path(values, 'global.gpuSharing', settings.get('gpu_sharing') in (True, 'true', 'True'))
     _set_path(values, 'global.resourceReservation.namespace', settings['reservation_namespace'])
     _set_path(values, chart['runtime_class_values_key'], settings.get('runtime_class', ''))
+    disabled = settings.get('disabled_plugins') or []
+    if not isinstance(disabled, (list, tuple)) or not all(isinstance(name, str) and name for name in disabled):
+        raise KaiProfileError('disabled_plugins must be a list of scheduler plugin names, not %r' % (disabled,))
+    if chart['plugins_values_key'] and disabled:
+        _set_path(values, chart['plugins_values_key'], dict((name, {'enabled': False}) for name in disabled))
     return values
 
 
