@@ -61,6 +61,13 @@ options:
     type: str
     default: ko
     choices: [ko, en]
+  kai_version:
+    description:
+      - The KAI-Scheduler the package's setup installs on the platform's machine (the k3s target's
+        C(kai_lab_k3s_kai_version)). The pages write each step in the form that version needs (before v0.14.7,
+        step 5 as an explicit PodGroup). Unset, the lab text's version, the k3s target's default.
+      - A version no profile of the collection covers fails, naming the known ones.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -107,11 +114,13 @@ def main():
         dest=dict(type='path', required=True),
         collection=dict(type='str', required=True),
         lang=dict(type='str', default='ko', choices=list(lab_text.LANGS)),
+        kai_version=dict(type='str'),
     ), supports_check_mode=True)
     params = module.params
     lab = lab_text.Lab(params['lang'], DEFAULTS['namespace'], DEFAULTS['workdir'], DEFAULTS['kai_namespace'])
     try:
-        files, tarball = platforms.package(params['platform'], lab, params['collection'])
+        files, tarball = platforms.package(params['platform'], lab, params['collection'],
+                                           kai_version=params['kai_version'])
         if module.check_mode:
             names = sorted(list(files) + ([tarball] if tarball else []))
             module.exit_json(changed=True, files=[os.path.join(params['dest'], name) for name in names])

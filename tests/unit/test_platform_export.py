@@ -17,6 +17,7 @@ import yaml
 
 from test_kai_lab_cli import STEP_IDS, kai_lab, write_config
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text, registry
 
 TARBALL = "gsb-kai_lab-0.1.0.tar.gz"
@@ -93,7 +94,8 @@ def executable(path):
 
 
 def lab(workdir="/root/gsb-kai", lang="en"):
-    return lab_text.Lab(lang, "kai-lab", workdir, "kai-scheduler")
+    """The lab text a package holds: the k3s target its setup provisions, the KAI it installs (the lab text's)."""
+    return lab_text.Lab(lang, "kai-lab", workdir, "kai-scheduler", kai_version=kai_profiles.LAB_VERSION, target="k3s")
 
 
 # The line a package where the learner is root carries on its first page and in every check's output (issue 40).
@@ -364,3 +366,39 @@ def test_the_module_writes_what_kai_lab_export_writes(tmp_path, capsys):
     failed = module_run(capsys, dict(args, platform="instruqt", dest=str(tmp_path / "i")))
     assert failed["failed"] and failed["msg"].startswith("Instruqt copies no file to its machines")
     assert " / Instruqt 는 머신에 파일을 복사하지 않습니다" in failed["msg"]
+
+
+# ---------------------------------------------------------------- for the KAI the package installs (issue 41)
+
+def _pages(dest):
+    """Every text file of an exported package, joined."""
+    found = []
+    for root, _dirs, names in os.walk(str(dest)):
+        for name in names:
+            if name.endswith((".md", ".json", ".yml", ".sh")) or "-" + "kai-lab" in name:
+                with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
+                    found.append(handle.read())
+    return "\n".join(found)
+
+
+@pytest.mark.parametrize("platform", ["killercoda", "instruqt", "iximiuz"])
+def test_the_package_writes_the_steps_for_the_kai_its_setup_installs(tmp_path, platform):
+    """The pages are the k3s target's (step 8 reads fr-1's device with kubectl exec) and follow the KAI the
+    setup installs: the Job by default, the explicit PodGroup for a KAI before v0.14.7, named in the setup."""
+    config = write_config(tmp_path, tmp_path / "w")
+    default = tmp_path / "default"
+    assert kai_lab(config, "export", platform, str(default), "--collection", URL, "--lang", "en")[0] == 0
+    text = _pages(default)
+    assert "Create Job `gang`" in text and "pod-group-name: gang" not in text
+    assert "printenv NVIDIA_VISIBLE_DEVICES" in text and "get configmap" not in text
+    assert "kai_lab_k3s_kai_version: %s" % kai_profiles.LAB_VERSION in text
+    older = tmp_path / "older"
+    code, out, err = kai_lab(config, "export", platform, str(older), "--collection", URL, "--lang", "en",
+                             "--kai-version", "v0.12.0")
+    assert code == 0, out + err
+    text = _pages(older)
+    assert "pod-group-name: gang" in text and "minMember: 3" in text and "Create Job `gang`" not in text
+    assert "kai_lab_k3s_kai_version: v0.12.0" in text
+    code, _, err = kai_lab(config, "export", platform, str(tmp_path / "none"), "--collection", URL,
+                           "--kai-version", "v9.9.9")
+    assert code == 2 and "v9.9.9" in err and not (tmp_path / "none").exists()

@@ -49,6 +49,10 @@ WORDS = {
                          'collection build; copied into the package) or an https URL of one',
                    'ko': '플랫폼의 머신이 설치할 컬렉션: gsb-kai_lab-*.tar.gz 파일(ansible-galaxy collection build, '
                          '패키지에 복사) 또는 그 https URL'},
+    'kai_version': {'en': 'the KAI-Scheduler the package installs, whose form of each step its pages write (default: '
+                          'the lab text\'s, the k3s target\'s default)',
+                    'ko': '패키지가 설치할 KAI-Scheduler 버전. 페이지는 그 버전에 맞는 단계 형태로 씁니다 (기본값: 실습 '
+                          '설명의 버전, k3s 대상의 기본값)'},
     'first_failure': {'en': 'print one line instead of the table: the first failing check\'s message and hint (for a '
                             'lab platform\'s check script)',
                       'ko': '표 대신 한 줄 출력: 처음 실패한 검사의 메시지와 힌트 (실습 플랫폼의 확인 스크립트용)'},
@@ -81,6 +85,7 @@ def add_parsers(commands, common, lang, help_text, epilog):
     export.add_argument('platform', choices=platforms.PLATFORMS, help=_say('platform', lang))
     export.add_argument('dest', metavar='DIR', help=_say('dir', lang))
     export.add_argument('--collection', required=True, help=_say('collection', lang))
+    export.add_argument('--kai-version', dest='kai_version', help=_say('kai_version', lang))
 
 
 def add_check_options(check, lang):
@@ -91,7 +96,7 @@ def run(args, settings, lang, out, err, as_json):
     """kai-lab task or export; the exit code."""
     if args.command == 'task':
         return task(settings, args.step, lang, out, as_json)
-    return export(settings, args.platform, args.dest, args.collection, lang, out, err, as_json)
+    return export(settings, args.platform, args.dest, args.collection, lang, out, err, as_json, args.kai_version)
 
 
 def running_version(settings, cluster=None):
@@ -200,7 +205,7 @@ def first_failure(settings, step_id, lang, out, cluster=None):
     return cli_output.NOT_PASSED_EXIT
 
 
-def export(settings, platform, dest, collection, lang, out, err, as_json):
+def export(settings, platform, dest, collection, lang, out, err, as_json, kai_version=None):
     """kai-lab export PLATFORM DIR --collection TARBALL|URL: the package written; 2 when it cannot be."""
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platforms
     if os.environ.get('SUDO_UID') not in (None, '', '0'):
@@ -209,7 +214,7 @@ def export(settings, platform, dest, collection, lang, out, err, as_json):
         return cli_output.CANNOT_GRADE_EXIT
     try:
         # The platform's machine is provisioned with the collection's defaults (namespace, workdir), not this lab's.
-        files, tarball = platforms.package(platform, lab_of({}, lang), collection)
+        files, tarball = platforms.package(platform, lab_of({}, lang), collection, kai_version=kai_version)
         written = platforms.write(dest, files, tarball, collection)
     except platforms.ExportError as exc:
         err.line(_say('cannot_export', lang, error=exc.args[0].get(lang) or exc.args[0]['en']))

@@ -114,13 +114,14 @@ def check(step_id, number, lang, platform, prefix='', unprotected=False):
                   run_check(step_id, lang) + fail_lines(step_id, lang, prefix, unprotected))
 
 
-def setup(platform, collection, lang, wait_for=None, learner=None):
+def setup(platform, collection, lang, wait_for=None, learner=None, kai_version=None):
     """Provision the lab here with gsb.kai_lab: collection is a gsb-kai_lab-*.tar.gz on this machine or an https URL.
 
     wait_for: a file the platform creates once its own boot is done (Instruqt's bootstrap).
     learner: (login, home) of the learner's own Linux user, made here without sudo when missing and provisioned
     as kai_lab_learner_user (its ServiceAccount kubeconfig, its workdir, its one sudo rule for kai-lab); None:
-    the learner is root."""
+    the learner is root. kai_version: the KAI-Scheduler to install (kai_lab_k3s_kai_version), the one the
+    package's pages are written for; None: the role's default."""
     body = ['set -euo pipefail', 'base=%s' % BASE, 'collection=%s' % quote(collection),
             'mkdir -p "$base"', 'rm -f "$base/ready" "$base/failed"',
             '# Whatever happens, the log says it and a failure leaves $base/failed.',
@@ -160,7 +161,8 @@ def setup(platform, collection, lang, wait_for=None, learner=None):
         '  vars:',
         '    kai_lab_target: k3s',
         '    kai_lab_lang: %s' % lang,
-    ] + (['    kai_lab_learner_user: %s' % learner[0]] if learner else []) + [
+    ] + (['    kai_lab_learner_user: %s' % learner[0]] if learner else []) + (
+        ['    kai_lab_k3s_kai_version: %s' % kai_version] if kai_version else []) + [
         'EOF',
         'export ANSIBLE_COLLECTIONS_PATH="$base/collections"',
         '"$base/venv/bin/ansible-playbook" -i "$base/inventory.yml" gsb.kai_lab.provision',

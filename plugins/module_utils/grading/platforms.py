@@ -74,6 +74,7 @@ except ImportError:  # reported by the caller before any use
     yaml = None
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts as scripts
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text, registry
 
@@ -160,12 +161,14 @@ def unprotected_text(lab, platform):
     return [] if protected(platform) else [('p', scripts.say('unprotected', lab.lang))]
 
 
-def learner_lab(lab, platform):
-    """The lab text as the platform's learner sees it: with the learner login's workdir where there is one."""
-    if not protected(platform):
-        return lab
-    workdir = posixpath.join(LEARNER_LOGINS[platform][1], posixpath.basename(DEFAULT_WORKDIR))
-    return lab_text.Lab(lab.lang, lab.values['namespace'], workdir, lab.values['kai_namespace'])
+def learner_lab(lab, platform, kai_version=None):
+    """The lab text as the platform's learner sees it: the k3s target the setup provisions, the KAI version it
+    installs (kai_version, else the lab text's own), with the learner login's workdir where there is one."""
+    workdir = lab.workdir
+    if protected(platform):
+        workdir = posixpath.join(LEARNER_LOGINS[platform][1], posixpath.basename(DEFAULT_WORKDIR))
+    return lab_text.Lab(lab.lang, lab.values['namespace'], workdir, lab.values['kai_namespace'],
+                        kai_version=kai_version or kai_profiles.LAB_VERSION, target='k3s')
 
 
 # ---------------------------------------------------------------- Killercoda
@@ -175,7 +178,7 @@ def killercoda(lab, collection, kind, name):
     files = {
         'intro/text.md': (lab_text.markdown([('h', 1, lab.title()), ('p', lab.teaser())]
                                             + unprotected_text(lab, 'killercoda') + lab.intro() + lab.notes()), TEXT),
-        'intro/background.sh': (scripts.setup('Killercoda', source, lab.lang), SCRIPT),
+        'intro/background.sh': (scripts.setup('Killercoda', source, lab.lang, kai_version=lab.kai_version), SCRIPT),
         'intro/foreground.sh': (scripts.wait_ready(lab.lang), SCRIPT),
         'finish/text.md': (lab_text.markdown(lab.finish(level=1)), TEXT),
     }
@@ -214,7 +217,8 @@ def instruqt(lab, collection, kind, name):
         'config.yml': (dumped(config), TEXT),
         'track_scripts/setup-' + HOST: (scripts.setup('Instruqt', collection, lab.lang,
                                                       wait_for='/opt/instruqt/bootstrap/host-bootstrap-completed',
-                                                      learner=LEARNER_LOGINS.get('instruqt')), SCRIPT),
+                                                      learner=LEARNER_LOGINS.get('instruqt'),
+                                                      kai_version=lab.kai_version), SCRIPT),
     }
     for step in registry.STEPS:
         folder = '%02d-%s' % (step.number, step.id.replace('_', '-'))
@@ -236,7 +240,7 @@ def instruqt(lab, collection, kind, name):
 
 def iximiuz_tasks(lab, source):
     tasks = {'init_provision': {'init': True, 'timeout_seconds': 3600,
-                                'run': scripts.setup('iximiuz Labs', source, lab.lang)}}
+                                'run': scripts.setup('iximiuz Labs', source, lab.lang, kai_version=lab.kai_version)}}
     previous = None
     unprotected = not protected('iximiuz')
     for step in registry.STEPS:
@@ -286,10 +290,18 @@ def cover_png(size=(1200, 630), colour=(0x76, 0xb9, 0x00)):
 
 # ---------------------------------------------------------------- writing
 
-def package(platform, lab, collection, today=None):
-    """({relative path: (content, mode)}, where the collection's tarball goes or None) of platform's package."""
+def package(platform, lab, collection, today=None, kai_version=None):
+    """({relative path: (content, mode)}, where the collection's tarball goes or None) of platform's package.
+
+    kai_version: the KAI-Scheduler the package's setup installs (kai_lab_k3s_kai_version), whose form of each
+    step its pages write; the lab text's own when None. A version no profile covers raises ExportError."""
     kind, name = collection_source(collection)
-    lab = learner_lab(lab, platform)
+    if kai_version:
+        try:
+            kai_profiles.profile_for(kai_version)
+        except kai_profiles.KaiProfileError as exc:
+            raise ExportError({'en': '--kai-version: %s' % exc, 'ko': '--kai-version: %s' % exc})
+    lab = learner_lab(lab, platform, kai_version)
     if platform == 'killercoda':
         files, tarball = killercoda(lab, collection, kind, name)
     elif platform == 'instruqt':
