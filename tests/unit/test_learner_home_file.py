@@ -159,7 +159,8 @@ def test_row_2_teardown_does_not_follow_a_kube_link_to_a_directory_holding_roots
     before = _state(victim)
     result = home_file.remove_file(str(home / ".kube" / "config"), 'learner')
     assert _state(victim) == before and result['changed'] is False
-    assert 'symbolic link' in result['kept']['en']
+    assert result['kept']['en'].startswith('%s is kept: ' % (home / ".kube" / "config"))
+    assert 'symbolic link' in result['kept']['en'] and '남겨 둡니다' in result['kept']['ko']
 
 
 @pytest.mark.parametrize('plant, kept', [

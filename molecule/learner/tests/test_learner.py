@@ -230,7 +230,12 @@ def test_with_the_labs_admin_kubeconfig_the_grade_is_marked_unprotected(tmp_path
     assert '<property name="kai_word_protected" value="false"/>' in (tmp_path / 'grade-junit.xml').read_text()
 
 
-@pytest.mark.parametrize('lang, words', [('en', "KAI's word is protected"), ('ko', 'KAI 의 증거는 보호됩니다')])
-def test_each_check_says_it_in_the_learners_language(lang, words):
+@pytest.mark.parametrize('lang, verdict, words', [
+    ('en', 'step 1 queues (Queue hierarchy): PASSED', 'This grade reads only what KAI wrote'),
+    ('ko', '1단계 queues (큐 계층): 통과', '이 채점은 KAI 가 쓴 것만 읽습니다')])
+def test_each_check_says_it_in_the_learners_language(lang, verdict, words):
+    """The verdict first, then (after a row per check) one short sentence on what protects the grade (issue 41)."""
     done = as_learner('sudo', '-n', kai_lab_command(), 'check', 'queues', '--lang', lang)
-    assert done.returncode == 0 and done.stdout.splitlines()[1].startswith(words), done.stdout
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[0] == verdict, done.stdout
+    assert [line for line in lines if line.startswith(words)], done.stdout

@@ -230,7 +230,9 @@ def remove_file(path, user, marker=LAB_MARK, check_mode=False):
     except LearnerFileError as exc:
         if exc.missing:
             return {'changed': False, 'kept': None}
-        return {'changed': False, 'kept': exc.problem}
+        shown = printable(path, 200)
+        return {'changed': False, 'kept': both('%s is kept: %s' % (shown, exc.problem['en']),
+                                               '%s 는 남겨 둡니다: %s' % (shown, exc.problem['ko']))}
     if directory is None:
         return {'changed': False, 'kept': None}
     try:
