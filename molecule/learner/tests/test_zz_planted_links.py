@@ -66,6 +66,8 @@ def listing():
     found = {}
     skip_home = home().rstrip('/') + '/'
     for top in TREES + (sim_state(),):
+        if not os.path.isdir(top):
+            continue  # the state directory, once teardown removed it
         device = os.lstat(top).st_dev
         for where, dirs, files in os.walk(top):
             # Not into the learner's home, a skipped cache, or another file system (a /proc mounted in a chroot).
