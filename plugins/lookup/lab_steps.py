@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 name: lab_steps
-short_description: The ids of the KAI-Scheduler lab's steps, in order, or the queues they create
+short_description: The ids of the KAI-Scheduler lab's steps, in order, or what they create
 version_added: "0.1.0"
 description:
   - Returns the step ids C(gsb.kai_lab.kai_lab_step) accepts, in the order
@@ -18,9 +18,13 @@ description:
   - With the term V(queues), the names of the queues the steps create,
     children before their parents (what reset removes, and what the
     learner's admission policy lets its account create).
+  - With the term V(objects), one dictionary of the names of what the steps
+    create in the lab namespace, by kind, and how many ConfigMaps KAI's
+    binder makes for each fraction pod (what the lab namespace's
+    ResourceQuota is sized from).
 options:
   _terms:
-    description: Nothing for the step ids, or V(queues) for the queue names.
+    description: Nothing for the step ids, V(queues) for the queue names, or V(objects) for the lab namespace's objects.
     required: false
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
@@ -35,6 +39,10 @@ EXAMPLES = r'''
 - name: Show the queues the steps create, children first
   ansible.builtin.debug:
     msg: "{{ query('gsb.kai_lab.lab_steps', 'queues') }}"
+
+- name: Show how many pods the steps create in the lab namespace
+  ansible.builtin.debug:
+    msg: "{{ (query('gsb.kai_lab.lab_steps', 'objects') | first).pods | length }}"
 '''
 
 RETURN = r'''
@@ -42,22 +50,29 @@ _raw:
   description:
     - The step ids, e.g. queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report.
     - With V(queues), the queue names, e.g. research, ops, nolimit, lab.
+    - With V(objects), one dictionary - C(pods) (p1, nl-1, step 5's three, the train, build and fraction
+      pods), C(jobs) (step 5's Job, KAI from v0.14.7), C(podgroups) (step 5's PodGroup made by hand, KAI
+      before it), C(gang_pods), C(fraction_pods), each a list of names, and C(binder_configmaps), the
+      ConfigMaps KAI's binder makes in the pod's namespace for each fraction pod (2).
   type: list
-  elements: str
+  elements: raw
 '''
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import QUEUE_NAMES, STEP_IDS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 
 
 class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
         if not terms:
-            return list(STEP_IDS)
+            return list(registry.STEP_IDS)
         if list(terms) == ['queues']:
-            return list(QUEUE_NAMES)
-        raise AnsibleError('gsb.kai_lab.lab_steps takes no term (the step ids) or queues (the queue names), not %s'
-                           % ', '.join(str(t) for t in terms))
+            return list(registry.QUEUE_NAMES)
+        if list(terms) == ['objects']:
+            return [dict(registry.lab_objects(), binder_configmaps=kai_gpu.BINDER_CONFIGMAPS)]
+        raise AnsibleError('gsb.kai_lab.lab_steps takes no term (the step ids), queues (the queue names) or objects '
+                           '(the lab namespace\'s objects), not %s' % ', '.join(str(t) for t in terms))

@@ -41,6 +41,11 @@ description:
   - Bad input (missing or malformed files, wrong kinds, an unreachable API
     server, a stopped KAI component) becomes a failing check with a clear
     message; the whole grade is bounded by O(time_limit).
+  - The cluster is read in pages within bounds (a page larger than 8 MiB is
+    read again smaller). More of one kind than the grade reads (8 MiB of
+    answers, 10,000 objects), a learner's flood, fails each check that reads
+    that kind, naming the namespace, the kind, how many, who made them and
+    what to delete; the other checks are graded.
   - Learner files are read only inside O(workdir), as regular files of at
     most 256 KiB (no symlinks, FIFOs or devices); YAML aliases, tags without
     a JSON equivalent and nesting deeper than 64 levels fail the check

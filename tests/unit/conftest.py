@@ -63,7 +63,8 @@ init_plugin_loader([str(COLLECTION_PATH)])
 # collection finder; later imports come from sys.modules.
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot  # noqa: E402
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError, comparable  # noqa: E402
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import (  # noqa: E402
+    ClusterError, comparable, lean_object)
 
 import fake_api  # noqa: E402  (the local API server of the serve fixture)
 
@@ -174,7 +175,8 @@ class FakeCluster(object):
         obj = self.objects.get(self._key(api_version, kind, name, namespace))
         return copy.deepcopy(obj) if obj is not None else None
 
-    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None, lean=False):
+        """As Cluster.list: lean drops what client/api.py's lean_object drops."""
         self._check("list", kind, namespace, label_selector)
         wanted = {}
         for term in (label_selector or "").split(","):
@@ -190,7 +192,7 @@ class FakeCluster(object):
             labels = (obj.get("metadata") or {}).get("labels") or {}
             if any(labels.get(key) != value for key, value in wanted.items()):
                 continue
-            items.append(copy.deepcopy(obj))
+            items.append(lean_object(copy.deepcopy(obj)) if lean else copy.deepcopy(obj))
         return items
 
     # ------------------------------------------------------------ writes

@@ -108,8 +108,12 @@ class Handler(BaseHTTPRequestHandler):
         page = items[start:start + limit] if limit else items[start:]
         more = str(start + len(page)) if limit and start + len(page) < len(items) else ""
         self.server.pages.append((kind, namespace, start, len(page)))
-        head = json.dumps({"kind": kind + "List", "apiVersion": api, "metadata": {"continue": more} if more else {}})
-        self.answer(200, None, head[:-1] + ', "items": [' + ", ".join(page) + "]}")
+        # With a continue token the API server says how many objects remain (remainingItemCount).
+        meta = {"continue": more, "remainingItemCount": len(items) - start - len(page)} if more else {}
+        head = json.dumps({"kind": kind + "List", "apiVersion": api, "metadata": meta})
+        # Written piece by piece, as the API server streams a list: a long one is never held whole here.
+        self.answer_parts(200, [head[:-1] + ', "items": ['] + [p for n, item in enumerate(page)
+                                                               for p in ((", ", item) if n else (item,))] + ["]}"])
 
     def do_POST(self):
         body = self._read_body()
@@ -176,13 +180,28 @@ class Handler(BaseHTTPRequestHandler):
         """An error answered as the API server does: a Status."""
         self.answer(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code})
 
+    def answer_parts(self, status, parts):
+        """An answer of JSON text in parts, each encoded and written apart."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(sum(len(part.encode()) for part in parts)))
+        self.end_headers()
+        try:
+            for part in parts:
+                self.wfile.write(part.encode())
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client stopped reading at its bound, as it should
+
     def answer(self, status, obj, text=None):
         data = (json.dumps(obj) if text is None else text).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client stopped reading at its bound, as it should
 
 
 def start(cluster, raw=None, texts=()):

@@ -21,6 +21,8 @@ from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,8 +65,10 @@ def grants(rules, verb, group, resource):
     return [r for r in rules if verb in r["verbs"] and group in r["apiGroups"] and resource in r["resources"]]
 
 
-def test_a_root_learner_gets_the_lab_namespace_and_nothing_else():
-    assert render() == [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kai-lab"}}]
+def test_a_root_learner_gets_the_lab_namespace_its_quota_and_nothing_else():
+    namespace, quota = render()
+    assert namespace == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kai-lab"}}
+    assert (quota["kind"], quota["metadata"]["namespace"]) == ("ResourceQuota", "kai-lab")
     assert templar().template(trust_as_template("{{ kai_lab_learner_identity }}")) == ""
     assert render(kai_lab_learner_user="root") == render()
 
@@ -72,8 +76,9 @@ def test_a_root_learner_gets_the_lab_namespace_and_nothing_else():
 @pytest.mark.parametrize("target, podgroups", [("sim", True), ("k3s", False)])
 def test_the_learner_may_do_the_steps_and_write_none_of_kais_word(target, podgroups):
     objects = by_kind(render(kai_lab_learner_user="learner", kai_lab_target=target))
-    assert sorted(objects) == ["ClusterRole", "ClusterRoleBinding", "Namespace", "RoleBinding", "Secret",
-                               "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+    assert sorted(objects) == ["ClusterRole", "ClusterRoleBinding", "Namespace", "ResourceQuota", "RoleBinding",
+                               "Secret", "ServiceAccount", "ValidatingAdmissionPolicy",
+                               "ValidatingAdmissionPolicyBinding"]
     lab, own = objects["Namespace"]
     assert lab["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
     assert own["metadata"]["name"] == "kai-lab-learner"
@@ -167,3 +172,55 @@ def test_the_learners_workdir_defaults_under_its_home(passwd, workdir):
     assert templar(kai_lab_learner_user="learner", ansible_facts=facts).template(
         trust_as_template("{{ kai_lab_workdir }}")) == workdir
     assert templar().template(trust_as_template("{{ kai_lab_workdir }}")) == "/root/gsb-kai"
+
+
+# ---- issue 40: the lab namespace's quota -------------------------------------------------------------------
+
+QUOTA_KEYS = {"count/pods", "count/jobs.batch", "count/configmaps", "count/podgroups.scheduling.run.ai"}
+
+
+def quota_of(objects):
+    (quota,) = [o for o in objects if o["kind"] == "ResourceQuota"]
+    return quota
+
+
+@pytest.mark.parametrize("user", ["", "root", "learner"])
+@pytest.mark.parametrize("target", ["sim", "k3s"])
+def test_every_learners_lab_namespace_gets_a_quota_of_object_counts_and_never_of_events(user, target):
+    quota = quota_of(render(kai_lab_learner_user=user, kai_lab_target=target))
+    assert quota["metadata"] == {"name": "gsb-kai-lab", "namespace": "kai-lab",
+                                 "labels": {"app.kubernetes.io/part-of": "gsb-kai-lab",
+                                            "app.kubernetes.io/component": "learner-access"}}
+    hard = quota["spec"]["hard"]
+    # Pods, Jobs, ConfigMaps, PodGroups; no Events (KAI's word), no CPU or memory (the lab's pods request none).
+    assert set(hard) == QUOTA_KEYS
+    assert all(isinstance(v, str) and v.isdigit() for v in hard.values())
+    assert templar(kai_lab_learner_user=user).template(trust_as_template("{{ kai_lab_quota }}")) == quota
+
+
+def test_the_quota_is_what_the_steps_create_twice_over_with_kais_own_for_every_pod():
+    hard = quota_of(render())["spec"]["hard"]
+    lab = steps.lab_objects()
+    assert (len(lab["pods"]), len(lab["jobs"])) == (10, 1)  # p1, nl-1, gang's 3, tr-1, tr-2, bd-1, fr-1, fr-2
+    assert hard == {"count/pods": "20", "count/jobs.batch": "2",
+                    # KAI's podgrouper: one for every pod and Job the quota allows
+                    "count/podgroups.scheduling.run.ai": "22",
+                    # kube-root-ca.crt and the binder's two for every pod the quota allows
+                    "count/configmaps": str(1 + kai_gpu.BINDER_CONFIGMAPS * 20)}
+    assert kai_gpu.BINDER_CONFIGMAPS == 2
+
+
+def test_the_quota_follows_a_changed_step_and_kais_binder(monkeypatch):
+    monkeypatch.setattr(fraction, "FRACTION_PODS", ("fr-1", "fr-2", "fr-3"))
+    monkeypatch.setattr(kai_gpu, "BINDER_CONFIGMAPS", 3)
+    assert quota_of(render())["spec"]["hard"] == {
+        "count/pods": "22", "count/jobs.batch": "2", "count/podgroups.scheduling.run.ai": "24",
+        "count/configmaps": str(1 + 3 * 22)}
+    assert quota_of(render(kai_lab_quota_room=3))["spec"]["hard"]["count/pods"] == "33"
+
+
+def test_the_lab_steps_lookup_names_what_the_steps_create():
+    found = templar().template(trust_as_template("{{ query('gsb.kai_lab.lab_steps', 'objects') }}"))
+    assert found == [{"pods": ["p1", "nl-1", "gang-0", "gang-1", "gang-2", "tr-1", "tr-2", "bd-1", "fr-1", "fr-2"],
+                      "jobs": ["gang"], "podgroups": ["gang"], "gang_pods": ["gang-0", "gang-1", "gang-2"],
+                      "fraction_pods": ["fr-1", "fr-2"], "binder_configmaps": 2}]

@@ -150,3 +150,47 @@ def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(t
     finally:
         fake_api.stop(server)
     assert not cluster.writes
+
+
+def test_a_learners_flood_is_a_failed_check_on_every_platform_never_a_broken_machine(tmp_path, exported):
+    """Issue 40, row 4: 44 pods of 200 KB in the lab namespace (tests/unit/test_flood.py) after step 2 done: each
+    platform's check of step 2 says the flood as the step's failure (exit 1), and iximiuz's failcheck never
+    marks the playground broken (kai-lab said "could not grade", exit 2, before)."""
+    from test_flood import flood
+    lang, step = "en", STEPS[1]
+    state = recorded(step.number)
+    workdir = write_files(tmp_path / "gsb-kai", state["files"])
+    server = fake_api.start(hand.add_jobs(FakeCluster(state), state), texts=flood())
+    try:
+        where = tmp_path / "json"
+        where.mkdir()
+        kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
+        code, out, _ = kai_lab(write_config(where, workdir, lang=lang, kubeconfig=kubeconfig), "check", step.id,
+                               "--json")
+        assert code == 1, out
+        first = [c for c in json.loads(out)["checks"] if c["status"] != "passed"][0]
+        assert first["message"].startswith("Namespace kai-lab holds 45 pods, more than the grade reads of one kind")
+        expected = FAILURE_LINE[lang] % (first["id"], first["message"].rstrip(". "), first["hint"] or "-")
+        checks, iximiuz = scripts(exported[lang], step)
+        entries = {}
+        for platform, _command, _prefix in checks:
+            where = tmp_path / platform
+            where.mkdir()
+            kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
+            entries[platform] = (render_entry(where, write_config(where, workdir, lang=lang, kubeconfig=kubeconfig)),
+                                 where / "setup")
+        # The step's failure first (iximiuz's task says nothing, its hintcheck says it); any line after it is not
+        # this test's (a platform may add a note of its own).
+        for platform, command, prefix in checks:
+            said = run(command, *entries[platform])
+            assert said.stderr == "", (platform, said.stderr)
+            assert said.returncode == 1, platform
+            if prefix is not None:
+                assert said.stdout.splitlines()[0] == prefix + expected, platform
+        hint = run(["bash", "-c", iximiuz["hintcheck"]], *entries["iximiuz"])
+        assert hint.returncode == 0 and hint.stdout.splitlines()[0] == expected
+        assert not (entries["iximiuz"][1] / "checks" / (step.id + ".broken-since")).exists()
+        broken = run(["bash", "-c", iximiuz["failcheck"]], *entries["iximiuz"])
+        assert (broken.returncode, broken.stdout) == (0, "")
+    finally:
+        fake_api.stop(server)

@@ -239,7 +239,9 @@ def test_a_root_learner_s_lab_keeps_nothing_of_a_learner_account_it_has_not(serv
     server, config = serve(lists)
     args = (task_args())
     args.update(kubeconfig=config, state_dir=state_dir)
-    assert args["own"] == [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kai-lab"}}]
+    # The lab namespace and its quota (issue 40), no policy.
+    assert [(o["kind"], o["metadata"]["name"]) for o in args["own"]] == [("Namespace", "kai-lab"),
+                                                                         ("ResourceQuota", "gsb-kai-lab")]
     done = run_module(tmp_path, args)
     assert done["removed"] == LEARNERS
     assert len(names(server, POLICIES)) == 3, "labelled as the lab's"

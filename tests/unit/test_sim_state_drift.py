@@ -55,13 +55,31 @@ def watched_kinds():
     return json.loads(kinds) if isinstance(kinds, str) else kinds
 
 
+QUOTAS = "/api/v1/resourcequotas"
+
+
+def quota(when="provisioned"):
+    """The lab namespace's quota recorded on the sim (fixtures/sim-provision/quota-kai-lab.json): as provision
+    made it, or on the solved lab (its status counting the lab's objects)."""
+    return load_json(RECORDED / "quota-kai-lab.json")[when]
+
+
+def provisioned_lists():
+    """What the API server listed after the full provision (provisioned-objects.json), with the lab namespace's
+    quota provision now makes (issue 40)."""
+    lists = load_json(RECORDED / "provisioned-objects.json")
+    lists[QUOTAS] = [quota()]
+    return lists
+
+
 @pytest.fixture
 def recorded():
     record = load_json(RECORDED / "provisioned.json")
-    # As sim_state_record.yml records now: the watched kinds too (none were made by provision).
+    # As sim_state_record.yml records now: the watched kinds too, of which provision makes the lab's quota.
     record["spec"]["kinds"] = record["spec"]["kinds"] + watched_kinds()
     for ref in watched_kinds():
         record["kinds"][ref["kind"]] = {}
+    record["kinds"]["ResourceQuota"] = {"kai-lab/gsb-kai-lab": sim_state.object_hash(quota())}
     return record
 
 
@@ -74,12 +92,12 @@ def check(recorded, lists):
 
 
 def test_the_recorded_lab_with_the_watched_kinds_is_unchanged(recorded):
-    assert check(recorded, load_json(RECORDED / "provisioned-objects.json")) == []
+    assert check(recorded, provisioned_lists()) == []
 
 
 # ---- row 2: CRDs by their whole spec, webhooks, admission policies --------------------
 def test_a_crd_patched_with_a_validation_rule_is_named(recorded):
-    lists = load_json(RECORDED / "provisioned-objects.json")
+    lists = provisioned_lists()
     queue = next(c for c in lists[CRDS] if c["metadata"]["name"] == "queues.scheduling.run.ai")
     # kubectl patch crd queues.scheduling.run.ai: the chart's annotation stays, the spec does not.
     queue["spec"]["versions"] = [{"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
@@ -91,7 +109,7 @@ def test_a_crd_patched_with_a_validation_rule_is_named(recorded):
 
 def test_a_record_of_the_older_format_takes_the_full_path(recorded):
     recorded["version"] = 1
-    assert check(recorded, load_json(RECORDED / "provisioned-objects.json")) == [
+    assert check(recorded, provisioned_lists()) == [
         "the record of the last provision is of another format (version 1)"]
 
 
@@ -104,7 +122,7 @@ def test_the_full_path_replaces_a_crd_the_check_named():
 
 
 def test_a_webhook_configuration_provision_did_not_make_is_named(recorded):
-    lists = load_json(RECORDED / "provisioned-objects.json")
+    lists = provisioned_lists()
     path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
     lists[path] = lists.get(path, []) + [{"metadata": {"name": "learner-deny"}, "webhooks": []}]
     assert check(recorded, lists) == ["ValidatingWebhookConfiguration learner-deny: new since the last provision"]
@@ -123,12 +141,32 @@ def test_a_webhook_configuration_provision_did_not_make_is_named(recorded):
       "spec": {"limits": [{"type": "Container", "max": {"cpu": "1m"}}]}}),
 ])
 def test_an_object_of_a_watched_kind_provision_did_not_make_is_named(recorded, path, kind, obj):
-    lists = load_json(RECORDED / "provisioned-objects.json")
+    lists = provisioned_lists()
     assert sim_state.list_path("v1" if path.startswith("/api/") else "admissionregistration.k8s.io/v1", kind) == path
-    lists[path] = [obj]
+    lists[path] = lists.get(path, []) + [obj]
     name = "%s/%s" % (obj["metadata"]["namespace"], obj["metadata"]["name"]) if "namespace" in obj["metadata"] \
         else obj["metadata"]["name"]
     assert check(recorded, lists) == ["%s %s: new since the last provision" % (kind, name)]
+
+
+# ---- issue 40: provision's own quota ---------------------------------------------------
+def test_provisions_own_quota_is_the_one_the_role_renders_and_only_it_changed_or_gone_is_named(recorded):
+    from test_learner_access import render
+    (rendered,) = [o for o in render() if o["kind"] == "ResourceQuota"]
+    for when in ("provisioned", "solved"):
+        assert {k: quota(when)[k] for k in ("apiVersion", "kind", "spec")} == {k: rendered[k] for k in (
+            "apiVersion", "kind", "spec")}
+        assert all(quota(when)["metadata"][k] == v for k, v in rendered["metadata"].items())
+    # Counting the lab's objects (its status) is no difference; another quota is (the watched kinds' test).
+    lists = provisioned_lists()
+    lists[QUOTAS] = [quota("solved")]
+    assert quota("solved")["status"] != quota()["status"]
+    assert check(recorded, lists) == []
+    lists[QUOTAS][0]["spec"]["hard"]["count/pods"] = "0"
+    assert check(recorded, lists) == ["ResourceQuota kai-lab/gsb-kai-lab: differs from what the last provision "
+                                      "applied"]
+    lists[QUOTAS] = []
+    assert check(recorded, lists) == ["ResourceQuota kai-lab/gsb-kai-lab: is missing"]
 
 
 def test_the_record_keeps_the_watched_kinds_and_the_installed_kai_lab():
@@ -228,14 +266,32 @@ def test_a_kubeconfig_that_cannot_be_read_falls_back_too(recorded):
                      "so the full provision runs"]
 
 
-def test_reset_empties_a_lab_namespace_holding_only_a_quota_or_a_limit_range():
+def _empties(look, empty, found):
+    """Whether reset's "Empty the lab namespace" runs when its look found these ({kind: [objects]})."""
+    from role_templating import trust
+    from test_learner_access import templar
+    results = [{"item": item, "resources": found.get(item["kind"], [])} for item in look["loop"]]
+    variables = trust(dict(empty.get("vars") or {}))
+    rendered = templar(kai_lab_objects={"results": results}, **variables)
+    return rendered.template(trust_as_template("{{ (%s) | bool }}" % empty["when"]))
+
+
+@pytest.mark.parametrize("found, emptied", [
+    ({"ResourceQuota": [quota()]}, False),               # what provision made: a clean lab stays as it is
+    ({"ResourceQuota": [quota("solved")]}, False),       # its status counts the lab's objects
+    ({}, True),                                          # no quota (a lab made before it): made again with it
+    ({"ResourceQuota": [quota(), {"metadata": {"name": "tight"}, "spec": {"hard": {"count/pods": "0"}}}]}, True),
+    ({"ResourceQuota": [dict(quota(), spec={"hard": {"count/pods": "0"}})]}, True),  # provision's, changed
+    ({"ResourceQuota": [quota()], "LimitRange": [{"metadata": {"name": "small"}}]}, True),
+    ({"ResourceQuota": [quota()], "Pod": [{"metadata": {"name": "p1"}}]}, True),
+])
+def test_reset_empties_the_lab_namespace_unless_it_holds_only_provisions_own_quota(found, emptied):
     tasks = yaml.safe_load((ROOT / "roles/kai_lab/tasks/reset.yml").read_text())
     look = next(t for t in tasks if t.get("name") == "Look for the learner's objects in the lab namespace")
     empty = next(t for t in tasks if t.get("name") == "Empty the lab namespace")
     assert {"ResourceQuota", "LimitRange"} <= {item["kind"] for item in look["loop"]}
-    # Any object found of any kind looked for deletes the namespace (recreated as provision makes it).
-    assert empty["when"] == "kai_lab_objects.results | map(attribute='resources') | map('length') | sum > 0"
     assert empty["kubernetes.core.k8s"]["state"] == "absent"
+    assert _empties(look, empty, found) is emptied
 
 
 # ---- row 8: the cache is private, the code bundle verified before root unpacks it ------

@@ -26,7 +26,7 @@ import re
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
-    AnswerTooDeep, AnswerTooLarge, RequestTimeout, UnreadableAnswer)
+    AnswerTooDeep, AnswerTooLarge, ListTooLarge, RequestTimeout, UnreadableAnswer)
 
 # One answer (a page of a list is one): the API server keeps objects of at
 # most 1.5 MiB (etcd's request limit); the lab's lists are far smaller.
@@ -85,8 +85,32 @@ def too_large(what, limit):
                           % (what, _size(limit)), limit)
 
 
+def too_long(what, kind, namespace, items, size, remaining, max_items, max_bytes):
+    """ListTooLarge of a list past max_items objects or max_bytes of answers, with what was read; remaining:
+    the API server's remainingItemCount (the estimate it gives with a continue token), when it is a count."""
+    if not isinstance(remaining, int) or isinstance(remaining, bool) or remaining < 0:
+        remaining = None
+    if len(items) > max_items:
+        limit = max_items
+        message = 'cannot %s: there are more than %d, more than the lab reads of any kind' % (what, limit)
+    else:
+        limit = max_bytes
+        message = ('cannot %s: the %d read are %s, more than the lab reads of any kind (%s)'
+                   % (what, len(items), size_text(size), size_text(limit)))
+    return ListTooLarge(message, limit, kind, namespace, items, size, remaining)
+
+
 def _size(count):
     return '%d MiB' % (count // (1024 * 1024)) if count >= 1024 * 1024 else '%d bytes' % count
+
+
+def size_text(count):
+    """count bytes as a reader says them: '8 MiB', '8.4 MiB', '200 KiB', '512 bytes'."""
+    for unit, scale in (('MiB', 1024 * 1024), ('KiB', 1024)):
+        if count >= scale:
+            value = round(count / float(scale), 1)
+            return ('%d %s' if value == int(value) else '%.1f %s') % (value, unit)
+    return '%d bytes' % count
 
 
 # ---------------------------------------------------------------- depth

@@ -62,6 +62,25 @@ class AnswerTooDeep(UnreadableAnswer):
     pass
 
 
+class ListTooLarge(UnreadableAnswer):
+    """A list longer than the lab reads of one kind (client/api.py's Cluster.list, issue 40): kind and
+    namespace (None: every namespace) listed, the objects read before the bound (items), the bytes of their
+    answers (size) and how many more the API server said there are (remaining; None when it did not say)."""
+
+    def __init__(self, message, limit=None, kind=None, namespace=None, items=(), size=0, remaining=None):
+        super(ListTooLarge, self).__init__(message, limit)
+        self.kind = kind
+        self.namespace = namespace
+        self.items = list(items)
+        self.size = size
+        self.remaining = remaining
+
+    @property
+    def count(self):
+        """How many there are: those read and those the API server said remain (at least those read)."""
+        return len(self.items) + (self.remaining or 0)
+
+
 class RequestTimeout(ClusterError):
     """The API server did not answer a whole request by its deadline."""
 

@@ -29,7 +29,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_values
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import RequestTimeout
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ListTooLarge, RequestTimeout
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import flood
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     FAILED, PASSED, UNVERIFIED, Check, Result, Stop, bilingual, failed, passed, say, say_both)
 
@@ -103,7 +104,7 @@ def step_selection(requested):
     return [n for n in steps.STEP_IDS if n in names], None
 
 
-class Snapshot(object):
+class Snapshot(flood.Lists):
     """Everything the grader reads, fetched once (a few list calls of the lab's namespace).
 
     deadline (time.monotonic()) bounds the reading too: past it, the rest is
@@ -113,6 +114,8 @@ class Snapshot(object):
     of KAI's reservation namespace, pods of a name elsewhere) is read when a
     check first asks for it (read_later): an object the client refuses there
     (client/answer.py) leaves only that check unverified, naming it.
+    A list longer than the client reads is the learner's flood: each check
+    that reads it fails naming it (grading/flood.py's Lists).
     """
 
     def __init__(self, cluster, namespace, workdir, health=None, kai_version=kai_profiles.LAB_VERSION, deadline=None,
@@ -124,10 +127,7 @@ class Snapshot(object):
         # The KAI version graded against: a check whose form depends on it reads it here.
         self.kai_version = kai_version
         self.error = None
-        self.pods = []
-        self.podgroups = []
-        self.events = []
-        self.queues = []
+        flood.Lists.__init__(self)
         self.health = health or {}
         self._files = {}
         self.namespace_uid = None
@@ -150,12 +150,9 @@ class Snapshot(object):
         # Its uid tells a record of this lab from one of a lab since reset (namespace recreated).
         namespace_object = in_time(cluster.get('v1', 'Namespace', self.namespace))
         self.namespace_uid = kai.meta(namespace_object).get('uid') if namespace_object else None
-        self.queues = in_time(cluster.list(kai.QUEUE_API, 'Queue'))
-        self.pods = in_time(cluster.list('v1', 'Pod', self.namespace))
-        self.podgroups = in_time(cluster.list(kai.PODGROUP_API, 'PodGroup', self.namespace))
-        self.events = in_time(cluster.list('v1', 'Event', self.namespace))
+        self.read_lists(cluster, self.namespace, in_time)
         # The ConfigMaps fraction pods read (configmaps): one list, not a GET per pod, when first needed.
-        self._wanted = set(name for pod in self.pods for name in kai_gpu.shared_gpu_configmap_names(pod))
+        self._wanted = set(name for pod in self.listed('pods') for name in kai_gpu.shared_gpu_configmap_names(pod))
 
     def _past(self, exc):
         """Whether exc is the grade's time limit running out during a request."""
@@ -166,18 +163,23 @@ class Snapshot(object):
 
         what: (en, ko) naming it. When it cannot be read, Stop with the
         check unverified, saying what and why (the client's error names an
-        object it refused and the bound).
+        object it refused and the bound); when it is longer than the client
+        reads, Stop with the check failed naming the flood (grading/flood.py).
         """
         if key not in self._later:
             try:
                 if self._deadline is not None and time.monotonic() > self._deadline:
                     raise TimeoutError()
                 self._later[key] = (read(), None)
+            except ListTooLarge as exc:
+                self._later[key] = (None, flood.named(exc))
             except ClusterError as exc:
                 self._later[key] = (None, OUT_OF_TIME if self._past(exc) else str(exc))
             except TimeoutError:
                 self._later[key] = (None, OUT_OF_TIME)
         value, error = self._later[key]
+        if isinstance(error, Result):  # a flood, named
+            raise Stop(error)
         if error is not None:
             raise Stop(Result(UNVERIFIED, problem=say_both(WORDS['unread'], what=what[0], what_ko=what[1], error=error),
                               hint=say_both(WORDS['unread_hint'])))
@@ -194,14 +196,14 @@ class Snapshot(object):
     @property
     def all_pods(self):
         """The pods of every namespace (step 8 counts every GPU), read page by page when first needed."""
-        return self.read_later('all_pods', lambda: self._cluster.list('v1', 'Pod'),
+        return self.read_later('all_pods', lambda: self._cluster.list('v1', 'Pod', lean=True),
                                ('the pods of every namespace', '모든 네임스페이스의 파드'))
 
     @property
     def reservation_pods(self):
         """The pods of KAI's reservation namespace (who holds a shared GPU), read when first needed."""
         where = kai_gpu.RESERVATION_NAMESPACE
-        return self.read_later('reservation_pods', lambda: self._cluster.list('v1', 'Pod', where),
+        return self.read_later('reservation_pods', lambda: self._cluster.list('v1', 'Pod', where, lean=True),
                                ('the pods of namespace %s' % where, '%s 네임스페이스의 파드' % where))
 
     @property
@@ -209,7 +211,7 @@ class Snapshot(object):
         """name -> ConfigMap of the lab's namespace, those its fraction pods read (listed once, when first needed)."""
         if not getattr(self, '_wanted', None):
             return {}
-        listed = self.read_later('configmaps', lambda: self._cluster.list('v1', 'ConfigMap', self.namespace),
+        listed = self.read_later('configmaps', lambda: self._cluster.list('v1', 'ConfigMap', self.namespace, lean=True),
                                  ('the ConfigMaps of namespace %s' % self.namespace,
                                   '%s 네임스페이스의 ConfigMap' % self.namespace))
         return dict((kai.name_of(c), c) for c in listed if kai.name_of(c) in self._wanted)
@@ -234,7 +236,8 @@ class Snapshot(object):
         """Namespaces other than the lab's holding a pod of this name (a hint: [] when they cannot be read)."""
         try:
             pods = self.read_later(('named', name), lambda: self._cluster.list(
-                'v1', 'Pod', field_selector='metadata.name=%s' % name), ('pods named %s' % name, '%s 파드' % name))
+                'v1', 'Pod', field_selector='metadata.name=%s' % name, lean=True),
+                ('pods named %s' % name, '%s 파드' % name))
         except Stop:
             return []
         return sorted(kai.meta(p).get('namespace') for p in pods

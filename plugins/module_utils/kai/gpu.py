@@ -20,6 +20,9 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai.objects import (
 GPU_RESOURCE = 'nvidia.com/gpu'
 FRACTION_ANNOTATION = 'gpu-fraction'
 SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
+# The ConfigMaps KAI's binder makes in a fraction pod's namespace for each fraction pod, owned by the pod:
+# <annotation's prefix>-0 and <prefix>-0-evar (KAI v0.17.0: fixtures/kai-v0.17.0/hand-step8/configmaps-kai-lab.yaml).
+BINDER_CONFIGMAPS = 2
 GPU_GROUP_LABEL = 'runai-gpu-group'
 RESERVATION_NAMESPACE = 'kai-resource-reservation'
 # fake-gpu-operator's node labels: the pool its status-updater serves (its topology's nodePoolLabelKey) and the

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import (
     fraction, gang, limit_fix, nolimit, podgroup, preempt, queues, report)
 
@@ -37,6 +38,27 @@ def _children_first(parents):
 QUEUE_NAMES = _children_first(dict(
     [(name, queue['parent']) for name, queue in queues.QUEUES.items()]
     + [(nolimit.NOLIMIT_QUEUE['name'], nolimit.NOLIMIT_QUEUE['parent'])]))
+
+
+def lab_objects():
+    """The names of what the steps create in the lab namespace, by kind: pods (p1, nl-1, step 5's three, the
+    train, build and fraction pods), Jobs (step 5's, KAI from v0.14.7), PodGroups made by hand (step 5's, KAI
+    before it) and, of the pods, step 5's (named so before KAI v0.14.7; its Job's pods after) and the fraction
+    pods (KAI's binder makes ConfigMaps for each). The lab namespace's ResourceQuota is sized from these
+    (roles/kai_lab, through the lab_steps lookup), and the grade tells a learner's own objects from the lab's
+    by them (grading/flood.py)."""
+    namespace = None  # the names are the same in any
+    gang_pods = gang.gang_pods(namespace)
+    fractions = fraction.fraction_pods(namespace)
+    pods = ([podgroup.p1(namespace), nolimit.nl1(namespace)] + gang_pods + preempt.train_pods(namespace)
+            + [preempt.build_pod(namespace)] + fractions)
+    return {
+        'pods': [kai.name_of(p) for p in pods],
+        'jobs': [kai.name_of(gang.gang_job(namespace))],
+        'podgroups': [kai.name_of(gang.gang_podgroup(namespace))],
+        'gang_pods': [kai.name_of(p) for p in gang_pods],
+        'fraction_pods': [kai.name_of(p) for p in fractions],
+    }
 
 
 def step(step_id):
