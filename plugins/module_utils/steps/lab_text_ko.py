@@ -12,14 +12,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 # One Korean term per concept, across the lab text, hints, checks and docs (tests/unit/test_korean_words.py reads
-# every Korean string against it): 'use' is the term, 'not' the patterns of the other names it had.
-_WORD = r'(?<![\w./`-])%s(?![\w./`-])'
+# every Korean string against it): 'use' is the term, 'not' the patterns of the other names it had. Code is
+# not prose: a field path, a flag, a backticked name or a kubectl verb (kubectl label) keeps its name, and so
+# does an object named after the concept (Job gang, PodGroup gang).
+_WORD = r'(?<![\w./`-])(?<!kubectl )%s(?![\w./`-])'
 GLOSSARY = {
     'annotation': {'use': '어노테이션', 'not': ['주석', _WORD % 'annotations?']},
     'label': {'use': '레이블', 'not': ['라벨', _WORD % 'labels?']},
     'admission': {'use': '어드미션', 'not': [r'입장\(admission\)', '승인 정책', _WORD % '[Aa]dmission']},
     'event': {'use': '이벤트', 'not': [_WORD % 'Events?']},
-    'gang': {'use': '갱', 'not': [_WORD % 'gang(?= [가-힣])']},
+    'gang': {'use': '갱', 'not': [_WORD % '(?<!Job )(?<!PodGroup )gang(?= [가-힣])']},
 }
 
 TEXT = {
