@@ -52,7 +52,7 @@ def solve(runner):
 WORDS = {
     'limit_fix.queue': {
         'desc': {'en': '{nolimit}\'s GPU limit patched to {limit_value}, nothing else changed',
-                 'ko': '{nolimit} 의 GPU limit 만 {limit_value} 로 patch'},
+                 'ko': '{nolimit} 의 GPU limit 만 {limit_value:으로} patch'},
         'fail': {'en': 'queue {nolimit}: {problem}', 'ko': '{nolimit} 큐: {problem}'},
         'hint': {'en': "kubectl patch queue {nolimit} --type merge -p '{limit_patch}'",
                  'ko': "kubectl patch queue {nolimit} --type merge -p '{limit_patch}'"},
