@@ -174,7 +174,7 @@ def _hard_link(name, info, owner):
 def _not_regular(name, en, ko):
     return _problem(name, 'is %s, not a regular file: the lab reads only plain files; replace it with '
                     'the file itself' % en,
-                    '%s 이며 일반 파일이 아닙니다. 실습은 일반 파일만 읽습니다. 파일 자체로 바꾸세요' % ko)
+                    '일반 파일이 아니라 %s 입니다. 실습은 일반 파일만 읽습니다. 파일 자체로 바꾸세요' % ko)
 
 
 KIND_WORDS = {
@@ -218,7 +218,7 @@ def _open_problem(name, workdir, directory, part, exc):
                         '작업 디렉터리 안의 일반 파일이 아닙니다 (%s)' % os.strerror(exc.errno))
     if exc.errno == errno.EISDIR:
         en, ko = KIND_WORDS['directory']
-        return _problem(name, 'is %s, not a regular file' % en, '%s 이며 일반 파일이 아닙니다' % ko)
+        return _problem(name, 'is %s, not a regular file' % en, '일반 파일이 아니라 %s 입니다' % ko)
     return _problem(name, 'cannot be read (%s)' % os.strerror(exc.errno),
                     '읽을 수 없습니다 (%s)' % os.strerror(exc.errno))
 

@@ -192,7 +192,7 @@ def fraction_pod_problems(snapshot, docs, name):
     elif fraction != FRACTION:
         values = (name, kai_gpu.FRACTION_ANNOTATION, fraction, FRACTION)
         problems.append(bilingual('%s %s annotation is %s, expected "%s"' % values,
-                                  '%s 의 %s 어노테이션 값이 %s 입니다. "%s" 여야 합니다' % values))
+                                  '%s 의 %s 어노테이션 값이 %s 입니다. 필요한 값은 "%s" 입니다' % values))
     if asks_for_whole_gpu(pod):
         problems.append(say_both(WORDS['fraction.manifest']['fraction_with_gpu'], name=name,
                                  annotation=kai_gpu.FRACTION_ANNOTATION, resource=kai_gpu.GPU_RESOURCE,

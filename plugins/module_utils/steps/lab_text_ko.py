@@ -194,7 +194,7 @@ TEXT = {
             'summary': 'GPU limit 없는 `{nolimit}` 큐에 `{nl1}` 파드를 넣고, KAI 가 그 파드를 Pending 으로 두는 이유를 '
                        '`{nolimit_path}` 에 담습니다.',
             'task': [
-                '`{nolimit_parent}` 아래에 GPU quota {nolimit_quota} 이고 GPU limit 은 아예 적지 않은 `{nolimit}` '
+                '`{nolimit_parent}` 아래에 GPU quota 를 {nolimit_quota:으로} 두고 GPU limit 은 아예 적지 않은 `{nolimit}` '
                 '큐를 만드세요. CPU 와 메모리는 다른 큐와 같이 quota {nolimit_cpu_quota}, limit {nolimit_cpu_limit} '
                 '입니다. `{namespace}` 네임스페이스에 `{p1}` 처럼 `{nl1}` 파드를 넣으세요. 큐는 `{nl1_queue}` (레이블 '
                 '`{queue_label}: {nl1_queue}`), `schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 '

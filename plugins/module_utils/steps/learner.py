@@ -111,7 +111,7 @@ def manifest_pod(snapshot, file_name, name):
     if not pods:
         found = ', '.join('%s/%s' % (d.get('kind'), kai.name_of(d)) for d in docs)
         raise stopped(bilingual('no Pod named %s (documents: %s)' % (name, found or 'none'),
-                                '%s 라는 Pod 가 없습니다 (문서: %s)' % (name, found or '없음')))
+                                '이름이 %s 인 Pod 가 없습니다 (문서: %s)' % (name, found or '없음')))
     return pods[0]
 
 
@@ -130,7 +130,7 @@ def pod_spec_problems(snapshot, pod, gpus):
                                   % (name, with_particle(kai.SCHEDULER_NAME, '이'))))
     if kai.pod_queue(pod) != RESEARCH:
         problems.append(bilingual('%s has queue label %s, expected %s' % (name, kai.pod_queue(pod), RESEARCH),
-                                  '%s 의 큐 레이블이 %s 입니다. %s 여야 합니다' % (name, kai.pod_queue(pod), RESEARCH)))
+                                  '%s 의 큐 레이블이 %s 입니다. 필요한 값은 %s 입니다' % (name, kai.pod_queue(pod), RESEARCH)))
     if kai.pod_node(pod):
         problems.append(say_both(WORDS['node_name'], name=name, node=printable(str(kai.pod_node(pod)), 120)))
     if gpus is not None and kai_gpu.gpu_limit(pod) != gpus:

@@ -75,7 +75,7 @@ def check_queue(snapshot):
     if gpu['limit'] != kai.UNLIMITED:
         found = (gpu['limit'] if gpu['limit_set'] else 'unset (0)', gpu['limit'] if gpu['limit_set'] else '없음(0)')
         return failed(bilingual('gpu limit is %s, expected %s' % (found[0], kai.UNLIMITED),
-                                'gpu limit 이 %s 입니다. %s 이어야 합니다' % (found[1], kai.UNLIMITED)), summary)
+                                'gpu limit 이 %s 입니다. 필요한 값은 %s 입니다' % (found[1], kai.UNLIMITED)), summary)
     if gpu['quota'] != NOLIMIT_QUEUE['gpu_quota'] or summary['parent'] != NOLIMIT_QUEUE['parent']:
         return failed(bilingual('more than the limit changed: quota %s, parent %s' % (gpu['quota'], summary['parent']),
                                 'limit 외에도 바뀌었습니다: quota %s, parent %s' % (gpu['quota'], summary['parent'])), summary)

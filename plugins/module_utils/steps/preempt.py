@@ -100,10 +100,10 @@ def check_build_running(snapshot):
     priority_class = (pod.get('spec') or {}).get('priorityClassName')
     if priority_class != BUILD_CLASS:
         problems.append(bilingual('priorityClassName is %s, expected %s' % (priority_class, BUILD_CLASS),
-                                  'priorityClassName 이 %s 입니다. %s 여야 합니다' % (priority_class, BUILD_CLASS)))
+                                  'priorityClassName 이 %s 입니다. 필요한 값은 %s 입니다' % (priority_class, BUILD_CLASS)))
     if kai.pod_queue(pod) != RESEARCH:
         problems.append(bilingual('queue is %s, expected %s' % (kai.pod_queue(pod), RESEARCH),
-                                  '큐가 %s 입니다. %s 여야 합니다' % (kai.pod_queue(pod), RESEARCH)))
+                                  '큐가 %s 입니다. 필요한 값은 %s 입니다' % (kai.pod_queue(pod), RESEARCH)))
     return learner.fail_on(problems) or passed({'phase': kai.pod_phase(pod), 'priorityClassName': BUILD_CLASS})
 
 
