@@ -99,7 +99,7 @@ _ENDINGS = {
     'json': 'ㄴ', 'yaml': 'ㄹ', 'yml': 'ㄹ', 'xml': 'ㄹ', 'txt': None, 'csv': None, 'html': 'ㄹ', 'md': None,
     'pod': None, 'pods': None, 'job': 'ㅂ', 'jobs': None, 'queue': None, 'queues': None, 'group': 'ㅂ',
     'map': 'ㅂ', 'lab': 'ㅂ', 'gang': 'ㅇ', 'research': None, 'ops': None, 'build': None, 'train': 'ㄴ',
-    'fraction': 'ㄴ', 'limit': 'ㅅ', 'quota': None, 'scheduler': None, 'binder': None, 'event': None, 'name': 'ㅁ',
+    'fraction': 'ㄴ', 'limit': 'ㅅ', 'quota': None, 'scheduler': None, 'binder': None, 'event': None,
     'events': None, 'node': None, 'nodes': None, 'status': None, 'config': None, 'account': None,
     'policy': None, 'label': 'ㄹ', 'annotation': 'ㄴ', 'namespace': None, 'kubectl': 'ㄹ', 'kubeconfig': None,
     'gpu': None, 'gpus': None, 'cpu': None, 'api': None, 'kai': None, 'sudo': None, 'root': None,
@@ -107,6 +107,7 @@ _ENDINGS = {
     'evict': None, 'unschedulable': 'ㄹ', 'overlimit': 'ㅅ', 'member': None, 'minmember': None, 'true': None,
     'false': None, 'none': 'ㄴ', 'null': 'ㄹ', 'sim': 'ㅁ', 'k3s': None, 'vm': None, 'image': None,
     'deployment': None, 'secret': 'ㅅ', 'role': 'ㄹ', 'binding': 'ㅇ', 'token': 'ㄴ', 'record': None,
+    'name': 'ㅁ', 'time': 'ㅁ',  # 네임, 타임: schedulerName, eventTime
 }
 # Latin letters read by name at the end of an abbreviation (GPU, p1 aside): l, m, n end in a consonant.
 _LETTERS = {'l': 'ㄹ', 'm': 'ㅁ', 'n': 'ㄴ', 'r': None}

@@ -31,7 +31,7 @@ MAX_NAMED = 5
 WORDS = {
     'forged': {'en': 'Event {event} ({reason} on {object}) is not KAI\'s word about your pods: this Event is not about '
                      'any PodGroup of your pods ({why})',
-               'ko': '이벤트 {event} ({object} 의 {reason}) 는 여러분 파드에 대한 KAI의 말이 아닙니다: 이 이벤트는 '
+               'ko': '{object} 의 {reason} 이벤트 {event:은} 여러분 파드에 대한 KAI의 말이 아닙니다: 이 이벤트는 '
                      '여러분 파드의 어떤 PodGroup 에 대한 것도 아닙니다 ({why_ko})'},
     'forged_hint': {'en': 'Only KAI\'s own Events about the lab\'s pods count. Do the step as the lab text says '
                           '(KAI writes its Events itself) and delete Events you created.',

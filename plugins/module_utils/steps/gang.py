@@ -166,15 +166,15 @@ WORDS = {
                   '{gang_pods} ({gang_gpus} GPU each, queue {gang_queue}, schedulerName {scheduler}, annotation '
                   '{podgroup_annotation}: {gang}), then copy the PodGroup\'s reason.',
             'ko': '실습 환경(sim)에서는 갱을 PodGroup 으로 직접 만드세요: Job {gang:을} 지우고 PodGroup {gang} '
-                  '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) 과 파드 '
-                  '{gang_pods} (각 GPU {gang_gpus}개, {gang_queue} 큐, schedulerName {scheduler}, 어노테이션 '
+                  '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) 하나와 '
+                  '{gang_pods} 파드 (각 GPU {gang_gpus}개, {gang_queue} 큐, schedulerName {scheduler}, 어노테이션 '
                   '{podgroup_annotation}: {gang}) 를 만든 뒤 PodGroup 의 이유를 복사하세요.'},
         'bare_podgroup': {
             'en': 'the gang KAI reported is {objects}, not Job {gang}\'s: on KAI {version} the lab asks for Job {gang} '
                   '(parallelism {gang_size}, annotation {min_member_annotation}: "{min_member}"), which KAI groups into '
                   'PodGroup {gang_podgroup}',
-            'ko': 'KAI가 보고한 갱은 Job {gang} 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job {gang} '
-                  '(parallelism {gang_size}, 어노테이션 {min_member_annotation}: "{min_member}") 을 요구하며, KAI가 이를 '
+            'ko': 'KAI가 보고한 갱은 Job {gang} 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job {gang:을} '
+                  '요구하며(parallelism {gang_size}, 어노테이션 {min_member_annotation}: "{min_member}"), KAI가 이를 '
                   'PodGroup {gang_podgroup:으로} 묶습니다'},
         'other_size': {
             'en': 'KAI\'s gang reason about your gang does not say {gang_size} are required: the gang KAI saw is not of '
