@@ -132,7 +132,7 @@ def final_sound(word):
             return 'ㅂ' if len(digits) - len(digits.rstrip('0')) == 1 else 'ㄱ'  # 십, 백/천 (만: ㄴ; read alike)
         return _DIGITS[last]
     lowered = ''.join(ch for ch in text.lower() if ch.isalnum() or ch in '-_./')
-    word_end = lowered.replace('_', '-').replace('/', '-').replace('.', '-').split('-')[-1]
+    word_end = lowered.replace('_', '-').replace('/', '-').replace('.', '-').rsplit('-', 1)[-1]
     if word_end in _ENDINGS:
         return _ENDINGS[word_end]
     for size in range(len(word_end), 0, -1):

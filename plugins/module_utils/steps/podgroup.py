@@ -186,8 +186,8 @@ def check_file(snapshot):
     owner = kai.podgroup_summary(podgroup)['owner']
     if owner and owner.get('name') != P1:
         return failed(bilingual('%s belongs to %s %s, not %s' % (claimed, owner.get('kind'), owner.get('name'), P1),
-                                '%s %s 아니라 %s %s 의 것입니다' % (with_particle(claimed, '은'), with_particle(P1, '이'),
-                                                              owner.get('kind'), owner.get('name'))))
+                                '%s %s 아니라 %s %s 의 것입니다'
+                                % (with_particle(claimed, '은'), with_particle(P1, '이'), owner.get('kind'), owner.get('name'))))
     # KAI's pod-grouper makes p1 (the uid in the name) the owner; a PodGroup of no owner or another uid is not it.
     named_uid = kai.owner_uid_in_podgroup_name(claimed, P1)
     if not named_uid or kai.owner_uid(podgroup, 'Pod', P1) != named_uid:
