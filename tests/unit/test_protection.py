@@ -98,8 +98,8 @@ def test_where_kai_makes_the_gang_a_learners_podgroup_create_is_a_hole(api_serve
     result = protection.protection(cluster, SETTINGS, "v0.18.6", None, "ko")
     assert result["protected"] is False
     assert [h["id"] for h in result["holds"]] == ["podgroups.create"]
-    assert result["line"] == ("KAI 의 증거는 보호되지 않습니다: 학습자(%s)는 PodGroup 생성 (이 버전에서는 KAI 가 만듦) "
-                              "을(를) 할 수 있습니다. 채점은 하지만 이 객체들은 학습자가 직접 쓴 것일 수 있습니다" % IDENTITY)
+    assert result["line"] == ("KAI 의 증거는 보호되지 않습니다. 학습자(%s)가 할 수 있는 것: PodGroup 생성 (이 버전에서는 "
+                              "KAI 가 만듦). 채점은 하지만 이 객체들은 학습자가 직접 쓴 것일 수 있습니다" % IDENTITY)
 
 
 def test_each_write_the_learner_holds_is_named(api_server, cluster):

@@ -22,7 +22,7 @@ EXPECTED = {
                     'ko': '이 KAI(v0.12.0)는 v0.14.7 이전이라 Job 의 파드를 하나씩 따로 묶고 '
                           'kai.scheduler/batch-min-member 를 무시합니다'},
     'fraction.manifest': {'en': 'cannot have both GPU fraction request and whole GPU resource request/limit',
-                          'ko': 'gpu-fraction annotation 과 nvidia.com/gpu limits 가 함께'},
+                          'ko': 'gpu-fraction 어노테이션과 nvidia.com/gpu limits 가 함께'},
     'report.values': {'en': 'was not computed from this cluster', 'ko': '이 클러스터에서 계산한 report.json 이 아닙니다'},
 }
 # Where the hint has to point somewhere specific: the lab's Job cannot be a

@@ -35,36 +35,36 @@ WORDS = {
     'node_pool_label': {
         'en': 'node(s) {nodes} lack {label}={pool} or {fake}=true, so fake-gpu-operator gives them no GPUs. Label '
               'them (kubectl label node NODE {label}={pool}), then restart fake-gpu-operator, or provision again.',
-        'ko': '노드 {nodes} 에 {label}={pool} 또는 {fake}=true 라벨이 없어 fake-gpu-operator 가 GPU 를 주지 않습니다. '
-              '라벨을 붙이고(kubectl label node NODE {label}={pool}) fake-gpu-operator 를 재시작하거나 다시 프로비저닝하세요.'},
+        'ko': '노드 {nodes} 에 {label}={pool} 또는 {fake}=true 레이블이 없어 fake-gpu-operator 가 GPU 를 주지 않습니다. '
+              '레이블을 붙이고(kubectl label node NODE {label}={pool}) fake-gpu-operator 를 재시작하거나 다시 프로비저닝하세요.'},
     'no_gpus': {
         'en': 'no allocatable {resource} on node(s) {nodes}: GPU pods stay Pending. Check fake-gpu-operator\'s device '
               'plugin, or provision again.',
-        'ko': '노드 {nodes} 에 할당 가능한 {resource} 가 없습니다: GPU 파드가 Pending 으로 남습니다. fake-gpu-operator '
+        'ko': '노드 {nodes} 에 할당 가능한 {resource:이} 없습니다: GPU 파드가 Pending 으로 남습니다. fake-gpu-operator '
               '의 device plugin 을 확인하거나 다시 프로비저닝하세요.'},
     'runtime_class_missing': {
         'en': 'RuntimeClass {name} does not exist: pods that name it cannot start. Provision again (fake-gpu-operator\'s '
               'chart makes it).',
-        'ko': 'RuntimeClass {name} 가 없습니다: 이를 쓰는 파드가 시작하지 못합니다. 다시 프로비저닝하세요 '
+        'ko': 'RuntimeClass {name:이} 없습니다: 이를 쓰는 파드가 시작하지 못합니다. 다시 프로비저닝하세요 '
               '(fake-gpu-operator 차트가 만듭니다).'},
     'runtime_class_handler': {
         'en': 'RuntimeClass {name} has handler {handler}, which this node cannot run (fake GPUs run with {runnable}): '
               'keep k3s\'s runtimes disabled (k3s_disable: [runtimes]), delete the RuntimeClass and provision again.',
-        'ko': 'RuntimeClass {name} 의 handler {handler} 는 이 노드에서 실행할 수 없습니다 (가짜 GPU 는 {runnable}): '
+        'ko': 'RuntimeClass {name} 의 handler {handler:은} 이 노드에서 실행할 수 없습니다 (가짜 GPU 는 {runnable}): '
               'k3s 의 runtimes 를 끈 채(k3s_disable: [runtimes]) RuntimeClass 를 지우고 다시 프로비저닝하세요.'},
     'reservation_namespace': {
         'en': 'the reservation namespace {namespace} does not exist: GPU fraction pods cannot get a GPU. Provision '
               'again.',
-        'ko': '예약 네임스페이스 {namespace} 가 없습니다: GPU 분할 파드가 GPU 를 받지 못합니다. 다시 프로비저닝하세요.'},
+        'ko': '예약 네임스페이스 {namespace:이} 없습니다: GPU 분할 파드가 GPU 를 받지 못합니다. 다시 프로비저닝하세요.'},
     'reservation_namespace_kai': {
         'en': 'KAI reserves GPUs in namespace {kai}, fake-gpu-operator serves {namespace}: set KAI\'s Config '
               'spec.binder.resourceReservation.namespace to {namespace} (provision again).',
         'ko': 'KAI 는 {kai} 네임스페이스에, fake-gpu-operator 는 {namespace} 에 GPU 를 예약합니다: KAI Config 의 '
-              'spec.binder.resourceReservation.namespace 를 {namespace} 로 (다시 프로비저닝).'},
+              'spec.binder.resourceReservation.namespace 를 {namespace:으로} 두고 다시 프로비저닝하세요.'},
     'reservation_service_account': {
         'en': 'the reservation namespace {namespace} has no ServiceAccount {account}: KAI cannot create the '
               'reservation pods that give GPU fraction pods their GPU, so they stay unbound. Provision again.',
-        'ko': '예약 네임스페이스 {namespace} 에 ServiceAccount {account} 가 없습니다: KAI 가 GPU 분할 파드에 GPU 를 '
+        'ko': '예약 네임스페이스 {namespace} 에 ServiceAccount {account:이} 없습니다: KAI 가 GPU 분할 파드에 GPU 를 '
               '주는 예약 파드를 만들지 못해 분할 파드가 바인딩되지 않습니다. 다시 프로비저닝하세요.'},
     'status_updater_rights': {
         'en': 'fake-gpu-operator\'s status-updater ({account}) may not patch pods in {namespace} ({reason}): '
@@ -75,12 +75,12 @@ WORDS = {
               '다시 프로비저닝하세요.'},
     'kai_config_missing': {
         'en': 'KAI\'s Config {name} does not exist: KAI\'s operator is not installed. Provision again.',
-        'ko': 'KAI 의 Config {name} 가 없습니다: KAI operator 가 설치되지 않았습니다. 다시 프로비저닝하세요.'},
+        'ko': 'KAI 의 Config {name:이} 없습니다: KAI operator 가 설치되지 않았습니다. 다시 프로비저닝하세요.'},
     'queue_label_key': {
         'en': 'KAI reads a pod\'s queue from label {kai}, the lab uses {lab}: no pod finds its queue. Set '
               'kai_scheduler_queue_label to {lab} and provision again.',
-        'ko': 'KAI 는 파드의 큐를 {kai} 라벨에서 읽지만 실습은 {lab} 를 씁니다: 어떤 파드도 큐를 찾지 못합니다. '
-              'kai_scheduler_queue_label 을 {lab} 로 두고 다시 프로비저닝하세요.'},
+        'ko': 'KAI 는 파드의 큐를 {kai} 레이블에서 읽지만 실습은 {lab:을} 씁니다: 어떤 파드도 큐를 찾지 못합니다. '
+              'kai_scheduler_queue_label 을 {lab:으로} 두고 다시 프로비저닝하세요.'},
     'snapshot_plugin': {
         'en': 'KAI\'s scheduler runs its {plugin} plugin (ConfigMap {configmap}): whoever reaches its plugin server gets '
               'the whole cluster at {path}, ConfigMaps of every namespace included, without authentication. Keep '
@@ -88,7 +88,7 @@ WORDS = {
               'false, KAI v0.13 and later) and provision again.',
         'ko': 'KAI 스케줄러가 {plugin} 플러그인을 켜 두었습니다 (ConfigMap {configmap}): 플러그인 서버에 닿는 누구나 '
               '인증 없이 {path} 에서 모든 네임스페이스의 ConfigMap 을 포함한 클러스터 전체를 받습니다. '
-              'kai_scheduler_disabled_plugins 에 {plugin} 을 두고(KAI 차트 값 scheduler.plugins.{plugin}.enabled: '
+              'kai_scheduler_disabled_plugins 에 {plugin:을} 두고(KAI 차트 값 scheduler.plugins.{plugin}.enabled: '
               'false, KAI v0.13 이상) 다시 프로비저닝하세요.'},
     'reservation_pods': {
         'en': 'KAI\'s reservation pods in {namespace} are not holding their GPU: {pods}. Delete them (KAI makes new '

@@ -86,12 +86,12 @@ WORDS = {
     'no_record': {'en': 'grader\'s record: none yet ({path})', 'ko': '채점 기록: 아직 없음 ({path})'},
     'no_config': {'en': 'kai-lab has no settings: {path} {why}. Provision the lab (ansible-playbook '
                         'playbooks/provision.yml), which writes them.',
-                  'ko': 'kai-lab 설정이 없습니다: {path} {why}. 실습을 프로비저닝(ansible-playbook '
+                  'ko': 'kai-lab 설정이 없습니다: 설정 파일({path}){why}. 실습을 프로비저닝(ansible-playbook '
                         'playbooks/provision.yml)하면 설정이 작성됩니다.'},
     'not_root': {'en': 'cannot be read as this user: run sudo kai-lab',
-                 'ko': '이 사용자로 읽을 수 없습니다: sudo kai-lab 로 실행하세요'},
-    'missing': {'en': 'does not exist', 'ko': '이(가) 없습니다'},
-    'broken': {'en': 'is not a kai-lab settings file ({error})', 'ko': '은(는) kai-lab 설정 파일이 아닙니다 ({error})'},
+                 'ko': '을 이 사용자로 읽을 수 없습니다: sudo kai-lab 으로 실행하세요'},
+    'missing': {'en': 'does not exist', 'ko': '이 없습니다'},
+    'broken': {'en': 'is not a kai-lab settings file ({error})', 'ko': '이 kai-lab 설정 형식이 아닙니다 ({error})'},
     'unknown_step': {'en': 'unknown step {step!r}; the steps are {steps}',
                      'ko': '알 수 없는 단계 {step!r}; 단계는 {steps} 입니다'},
     'internal': {'en': 'kai-lab failed ({error}); please report it to the lab\'s maintainers',

@@ -58,7 +58,7 @@ WORDS = {
     },
     'unread': {
         'en': '{what} could not be read: {error}',
-        'ko': '{what_ko} 을(를) 읽을 수 없습니다: {error}',
+        'ko': '{what_ko:을} 읽을 수 없습니다: {error}',
     },
     'unread_hint': {
         'en': 'Remove or fix what the message names (or start the lab if it is not running), then check again.',

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 from xml.sax.saxutils import escape, quoteattr
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
@@ -24,7 +25,7 @@ KAI_WORDS = {
     'as_written': {'en': ': the lab text\'s version, every step as the text writes it',
                    'ko': ': 실습 설명의 버전이며 모든 단계가 설명대로입니다'},
     'not_lab': {'en': '; not the lab text\'s {lab_version}: {steps}',
-                'ko': '; 실습 설명의 {lab_version} 가 아닙니다: {steps}'},
+                'ko': '; 실습 설명의 {lab_version:이} 아닙니다: {steps}'},
     'same_form': {'en': 'every step as the text writes it', 'ko': '모든 단계가 설명대로입니다'},
     'gang': {'en': 'step {number} uses an explicit PodGroup of three pods instead of the Job '
                    '(a batch Job is one gang only from {since})',
@@ -41,8 +42,8 @@ def kai_line(kai, lang='en'):
     if kai['version'] == kai['lab_version']:
         return line + KAI_WORDS['as_written'][lang]
     steps = [KAI_WORDS[entry['step']][lang].format(**entry) for entry in kai['differences']]
-    return line + KAI_WORDS['not_lab'][lang].format(lab_version=kai['lab_version'],
-                                                    steps='; '.join(steps) or KAI_WORDS['same_form'][lang])
+    return line + fill(KAI_WORDS['not_lab'][lang], lab_version=kai['lab_version'],
+                       steps='; '.join(steps) or KAI_WORDS['same_form'][lang])
 
 
 def _kai_properties(grade):

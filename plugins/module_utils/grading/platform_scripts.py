@@ -49,7 +49,7 @@ WORDS = {
     'environment': {'en': 'the lab machine has a problem, not your work: {line}',
                     'ko': '여러분의 작업이 아니라 실습 머신에 문제가 있습니다: {line}'},
     'timed_out': {'en': 'the check took more than {seconds} s; run kai-lab check {step} in the terminal to see why',
-                  'ko': '확인이 {seconds}초를 넘었습니다. 터미널에서 kai-lab check {step} 로 이유를 보세요'},
+                  'ko': '확인이 {seconds}초를 넘었습니다. 이유를 보려면 터미널에서 실행하세요: kai-lab check {step}'},
     'broken': {'en': 'the lab machine has been broken for {seconds} s (not your work); restart the lab: {line}',
                'ko': '실습 머신이 {seconds}초 넘게 고장 나 있습니다(여러분의 작업 탓이 아닙니다). 실습을 다시 시작하세요: {line}'},
     'waiting': {'en': 'Setting up the lab machine (a few minutes)...', 'ko': '실습 머신을 준비하고 있습니다(몇 분 걸립니다)...'},

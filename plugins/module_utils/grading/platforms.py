@@ -75,6 +75,7 @@ except ImportError:  # reported by the caller before any use
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import platform_scripts as scripts
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import with_particle
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text, registry
 
@@ -104,7 +105,7 @@ WORDS = {
                           'URL, not {collection}',
                     'ko': '--collection 은 gsb-kai_lab-*.tar.gz (ansible-galaxy collection build) 파일이나 그 https URL '
                           '이어야 합니다: {collection}'},
-    'missing': {'en': 'the collection\'s tarball {collection} is not a file here', 'ko': '컬렉션 타르볼 {collection} 이(가) 여기 파일로 없습니다'},
+    'missing': {'en': 'the collection\'s tarball {collection} is not a file here', 'ko': '컬렉션 타르볼이 여기 파일로 없습니다: {collection}'},
 }
 
 
@@ -316,7 +317,7 @@ def write(dest, files, tarball=None, collection=None):
     the paths written."""
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
         raise ExportError({'en': '%s exists and is not an empty directory: nothing was written' % dest,
-                           'ko': '%s 가 이미 있고 빈 디렉터리가 아닙니다: 아무것도 쓰지 않았습니다' % dest})
+                           'ko': '%s 이미 있고 빈 디렉터리가 아닙니다: 아무것도 쓰지 않았습니다' % with_particle(dest, '이')})
     written = []
     if tarball:
         files = dict(files)

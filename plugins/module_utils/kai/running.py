@@ -131,7 +131,7 @@ def sim_record(version, buildinfo, binaries, own=False):
     if other:
         raise kai_profiles.KaiProfileError(
             'kai_lab_sim_kai_version is %s but the KAI binaries say otherwise (their Go build info: %s). '
-            'Set kai_lab_sim_kai_version to the version of your binaries. / kai_lab_sim_kai_version 은 %s 이지만 '
+            'Set kai_lab_sim_kai_version to the version of your binaries. / kai_lab_sim_kai_version 은 %s 인데 '
             'KAI 바이너리는 다른 버전입니다 (%s). kai_lab_sim_kai_version 을 바이너리의 버전으로 지정하세요.'
             % (version, ', '.join(other), version, ', '.join(other)))
     return {'schema': RECORD_SCHEMA, 'version': profile['version'], 'requested': str(version),
@@ -266,8 +266,8 @@ def check_expected(expected, running):
     if not same:
         raise KaiVersionMismatch(
             'kai_version is %s but the KAI-Scheduler that runs is %s (read from %s). Leave kai_version unset '
-            '(the lab reads the version that runs) or provision %s. / kai_version 은 %s 이지만 실행 중인 '
-            'KAI-Scheduler 는 %s 입니다 (%s 에서 읽음). kai_version 을 비워 두거나 %s 로 프로비저닝하세요.'
+            '(the lab reads the version that runs) or provision %s. / kai_version 은 %s 인데 실행 중인 '
+            'KAI-Scheduler 는 %s 입니다 (%s 에서 읽음). kai_version 을 비워 두거나 %s 버전으로 프로비저닝하세요.'
             % (expected, running.version, running.source, expected, expected, running.version, running.source,
                expected))
 

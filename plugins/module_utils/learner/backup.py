@@ -34,7 +34,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import (
     CHUNK, KIND_WORDS, MAX_BYTES, LearnerFileError, _size, directory_fd, file_kind, path_components, read_bytes)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import (
     _CLOEXEC, _NOFOLLOW, _kind_at, _open_directory, _write_all, _write_problem, write_file)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 
 _SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 
@@ -54,7 +54,7 @@ def backup_file(directory, name, now=None):
     path = os.path.join(directory, name)
     if path_components(name) != [name]:
         raise LearnerFileError(both('%s is not a plain file name' % printable(name, 80),
-                                    '%s 는 단순한 파일 이름이 아닙니다' % printable(name, 80)))
+                                    '%s 단순한 파일 이름이 아닙니다' % with_particle(printable(name, 80), '은')))
     dir_fd = _open_directory(directory, 'cannot back up in', '에서 백업할 수 없습니다')
     try:
         return _backup_at(dir_fd, directory, name, path, time.strftime('%Y%m%d-%H%M%S', time.localtime(now)))
@@ -75,8 +75,8 @@ def _backup_at(dir_fd, directory, name, path, stamp):
         en, ko = KIND_WORDS[file_kind(info.st_mode)]
         raise LearnerFileError(both('%s is %s where the lab keeps a file: move or rename it, then run again'
                                     % (printable(path, 200), en),
-                                    '%s 는 실습이 파일을 두는 자리에 있는 %s 입니다. 옮기거나 이름을 바꾼 뒤 다시 실행하세요'
-                                    % (printable(path, 200), ko)))
+                                    '%s 실습이 파일을 두는 자리에 있는 %s 입니다. 옮기거나 이름을 바꾼 뒤 다시 실행하세요'
+                                    % (with_particle(printable(path, 200), '은'), ko)))
     try:
         source = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
@@ -100,7 +100,7 @@ def _backup_at(dir_fd, directory, name, path, stamp):
 
 def _changed(path):
     return LearnerFileError(both('%s changed while it was being backed up: run again' % printable(path, 200),
-                                 '%s 가 백업 중에 바뀌었습니다. 다시 실행하세요' % printable(path, 200)))
+                                 '%s 백업 중에 바뀌었습니다. 다시 실행하세요' % with_particle(printable(path, 200), '이')))
 
 
 def _backup_link(dir_fd, directory, name, path, stamp, info):
@@ -197,7 +197,7 @@ def _not_kept(path, size, why):
     return LearnerFileError(both(
         '%s is %s, more than the lab copies (%s), and %s: the lab does not replace it. Move it out of the '
         'workdir yourself, then run again' % (printable(path, 200), _size(size), _size(MAX_BYTES), why[0]),
-        '%s 는 %s 로 실습이 복사하는 크기(%s)를 넘고, %s. 실습은 이 파일을 바꾸지 않습니다. 작업 디렉터리 밖으로 직접 '
+        '%s 의 크기(%s)가 실습이 복사하는 크기(%s)를 넘고, %s. 실습은 이 파일을 바꾸지 않습니다. 작업 디렉터리 밖으로 직접 '
         '옮긴 뒤 다시 실행하세요' % (printable(path, 200), _size(size), _size(MAX_BYTES), why[1])))
 
 
@@ -253,8 +253,8 @@ def replace_learner_file(directory, name, content, mode=0o600, check_mode=False)
         en, ko = KIND_WORDS[kind]
         raise LearnerFileError(both('%s is %s where the lab writes a file: move or rename it, then run again'
                                     % (printable(path, 200), en),
-                                    '%s 는 실습이 파일을 쓰는 자리에 있는 %s 입니다. 옮기거나 이름을 바꾼 뒤 다시 실행하세요'
-                                    % (printable(path, 200), ko)))
+                                    '%s 실습이 파일을 쓰는 자리에 있는 %s 입니다. 옮기거나 이름을 바꾼 뒤 다시 실행하세요'
+                                    % (with_particle(printable(path, 200), '은'), ko)))
     if kind == 'regular':
         current = read_bytes(directory, name, max(MAX_BYTES, len(content)))
         if current.ok and current.content == content:

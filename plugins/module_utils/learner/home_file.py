@@ -39,7 +39,7 @@ import stat
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, read_bytes
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import Workdir, open_workdir
 
 # How every file the lab writes into a learner's home begins (its first line): what teardown removes.
@@ -65,7 +65,8 @@ def _split(path, home):
     if (not isinstance(path, str) or not path.startswith('/') or '..' in parts or '\0' in path
             or parts[:len(home_parts)] != home_parts or len(parts) <= len(home_parts)):
         raise LearnerFileError(both('%s is not a file inside the home %s' % (printable(path, 200), printable(home, 200)),
-                                    '%s 는 홈 디렉터리 %s 안의 파일이 아닙니다' % (printable(path, 200), printable(home, 200))))
+                                    '%s 홈 디렉터리 %s 안의 파일이 아닙니다'
+                                    % (with_particle(printable(path, 200), '은'), printable(home, 200))))
     below = parts[len(home_parts):]
     return '/' + '/'.join(parts[:-1]), below[:-1], below[-1]
 
@@ -75,8 +76,8 @@ def _link_problem(where, target):
     return LearnerFileError(both(
         '%s is a symbolic link%s: the lab writes into the learner\'s home only through real directories the '
         'learner owns, never through a link. Remove the link (rm %s), then run again' % (where, shown, where),
-        '%s 는 심볼릭 링크입니다%s. 실습은 학습자 홈의 실제 디렉터리(학습자 소유)로만 쓰고 링크는 따라가지 않습니다. 링크를 '
-        '지운 뒤(rm %s) 다시 실행하세요' % (where, shown, where)))
+        '%s 심볼릭 링크입니다%s. 실습은 학습자 홈의 실제 디렉터리(학습자 소유)로만 쓰고 링크는 따라가지 않습니다. 링크를 '
+        '지운 뒤(rm %s) 다시 실행하세요' % (with_particle(where, '은'), shown, where)))
 
 
 def _open_below(parent_fd, name, where, uid, gid, create, mode):
@@ -90,7 +91,7 @@ def _open_below(parent_fd, name, where, uid, gid, create, mode):
             except OSError as made:
                 if made.errno != errno.EEXIST:
                     raise LearnerFileError(both('cannot create %s (%s)' % (where, os.strerror(made.errno)),
-                                                '%s 를 만들 수 없습니다 (%s)' % (where, os.strerror(made.errno))))
+                                                '%s 만들 수 없습니다 (%s)' % (with_particle(where, '을'), os.strerror(made.errno))))
             fd = _open_below(parent_fd, name, where, uid, gid, False, mode)
             info = os.fstat(fd)
             if info.st_uid == os.geteuid() and os.geteuid() != uid:
@@ -113,9 +114,10 @@ def _open_below(parent_fd, name, where, uid, gid, create, mode):
         if exc.errno in (errno.ENOTDIR, errno.ELOOP):
             raise LearnerFileError(both('%s is not a directory: the lab keeps a file there. Move it away, then run '
                                         'again' % where,
-                                        '%s 가 디렉터리가 아닙니다. 실습은 그 안에 파일을 둡니다. 옮긴 뒤 다시 실행하세요' % where))
+                                        '%s 디렉터리가 아닙니다. 실습은 그 안에 파일을 둡니다. 옮긴 뒤 다시 실행하세요'
+                                        % with_particle(where, '이')))
         raise LearnerFileError(both('cannot open %s (%s)' % (where, os.strerror(exc.errno)),
-                                    '%s 를 열 수 없습니다 (%s)' % (where, os.strerror(exc.errno))))
+                                    '%s 열 수 없습니다 (%s)' % (with_particle(where, '을'), os.strerror(exc.errno))))
 
 
 def open_home_directory(path, user, create=False, mode=0o700):
@@ -149,8 +151,9 @@ def open_home_directory(path, user, create=False, mode=0o700):
                     '%s is not %s\'s (uid %d owns it): the lab writes into the learner\'s home only where the learner '
                     'owns the directory. Give it back (chown %s %s) or move it away, then run again'
                     % (where, printable(user, 64), owner, printable(user, 64), where),
-                    '%s 는 %s 의 것이 아닙니다 (소유자 uid %d). 실습은 학습자가 소유한 디렉터리에만 씁니다. 돌려주거나'
-                    '(chown %s %s) 옮긴 뒤 다시 실행하세요' % (where, printable(user, 64), owner, printable(user, 64), where)))
+                    '%s %s 의 것이 아닙니다 (소유자 uid %d). 실습은 학습자가 소유한 디렉터리에만 씁니다. 돌려주거나'
+                    '(chown %s %s) 옮긴 뒤 다시 실행하세요'
+                    % (with_particle(where, '은'), printable(user, 64), owner, printable(user, 64), where)))
     except BaseException:
         if fd is not None:
             os.close(fd)
@@ -166,7 +169,8 @@ def _what_is_there(directory, name):
         if exc.errno == errno.ENOENT:
             return 'missing', None
         raise LearnerFileError(both('cannot look at %s/%s (%s)' % (directory, name, os.strerror(exc.errno)),
-                                    '%s/%s 를 볼 수 없습니다 (%s)' % (directory, name, os.strerror(exc.errno))))
+                                    '%s 볼 수 없습니다 (%s)'
+                                    % (with_particle('%s/%s' % (directory, name), '을'), os.strerror(exc.errno))))
     if stat.S_ISLNK(info.st_mode):
         return 'symlink', info
     if stat.S_ISDIR(info.st_mode):
@@ -200,8 +204,8 @@ def put_file(path, user, content, mode=0o600, directory_mode=0o700, check_mode=F
         if kind == 'directory':
             raise LearnerFileError(both('%s is a directory where the lab writes a file: move or rename it, then run '
                                         'again' % printable(path, 200),
-                                        '%s 는 실습이 파일을 쓰는 자리에 있는 디렉터리입니다. 옮기거나 이름을 바꾼 뒤 다시 '
-                                        '실행하세요' % printable(path, 200)))
+                                        '%s 실습이 파일을 쓰는 자리에 있는 디렉터리입니다. 옮기거나 이름을 바꾼 뒤 다시 '
+                                        '실행하세요' % with_particle(printable(path, 200), '은')))
         replaced = None
         if kind == 'symlink':
             replaced = 'symlink'
@@ -232,7 +236,7 @@ def remove_file(path, user, marker=LAB_MARK, check_mode=False):
             return {'changed': False, 'kept': None}
         shown = printable(path, 200)
         return {'changed': False, 'kept': both('%s is kept: %s' % (shown, exc.problem['en']),
-                                               '%s 는 남겨 둡니다: %s' % (shown, exc.problem['ko']))}
+                                               '%s 남겨 둡니다: %s' % (with_particle(shown, '은'), exc.problem['ko']))}
     if directory is None:
         return {'changed': False, 'kept': None}
     try:
@@ -246,22 +250,23 @@ def remove_file(path, user, marker=LAB_MARK, check_mode=False):
             if what is None:
                 what = (('a hard link', '하드 링크') if info.st_nlink != 1
                         else ('not %s\'s (uid %d owns it)' % (printable(user, 64), info.st_uid),
-                              '%s 의 것이 아님 (소유자 uid %d)' % (printable(user, 64), info.st_uid)))
+                              '%s 의 것이 아님, 소유자 uid %d' % (printable(user, 64), info.st_uid)))
             return {'changed': False, 'kept': both('%s is kept: it is %s, not the file the lab wrote' % (shown, what[0]),
-                                                   '%s 는 남겨 둡니다: %s 이며 실습이 쓴 파일이 아닙니다' % (shown, what[1]))}
+                                                   '%s 남겨 둡니다: 실습이 쓴 파일이 아닙니다 (%s)'
+                                                   % (with_particle(shown, '은'), what[1]))}
         got = read_bytes(directory, name, limit=MAX_BYTES)
         if not got.ok or not got.content.startswith(marker.encode('utf-8')):
             return {'changed': False, 'kept': both('%s is kept: it does not start with "%s", so it is not the file the '
                                                    'lab wrote' % (shown, marker),
-                                                   '%s 는 남겨 둡니다: "%s" 로 시작하지 않아 실습이 쓴 파일이 아닙니다'
-                                                   % (shown, marker))}
+                                                   '%s 남겨 둡니다: %s 시작하지 않아 실습이 쓴 파일이 아닙니다'
+                                                   % (with_particle(shown, '은'), with_particle('"%s"' % marker, '으로')))}
         if not check_mode:
             try:
                 os.unlink(name, dir_fd=directory.fd)
             except OSError as exc:
                 if exc.errno != errno.ENOENT:
                     raise LearnerFileError(both('cannot remove %s (%s)' % (shown, os.strerror(exc.errno)),
-                                                '%s 를 지울 수 없습니다 (%s)' % (shown, os.strerror(exc.errno))))
+                                                '%s 지울 수 없습니다 (%s)' % (with_particle(shown, '을'), os.strerror(exc.errno))))
         return {'changed': True, 'kept': None}
     finally:
         directory.close()

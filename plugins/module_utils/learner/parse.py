@@ -25,7 +25,7 @@ import json
 import re
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import MAX_BYTES, LearnerFile, _problem, read_bytes
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 
 MAX_DEPTH = 64
 
@@ -75,7 +75,8 @@ def _too_deep(name, fmt):
 def unreadable(name, fmt, error):
     error = printable(error, 200)
     return LearnerFile(name, problem=both('%s cannot be read as %s: %s' % (printable(name, 80), fmt, error),
-                                          '%s 을(를) %s(으)로 읽을 수 없습니다: %s' % (printable(name, 80), fmt, error)))
+                                          '%s %s 읽을 수 없습니다: %s'
+                                          % (with_particle(printable(name, 80), '을'), with_particle(fmt, '으로'), error)))
 
 
 def _no_constant(name):

@@ -40,7 +40,7 @@ import errno
 import os
 import stat
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 
 MAX_BYTES = 256 * 1024
 CHUNK = 64 * 1024
@@ -121,11 +121,11 @@ def _open_regular(workdir, name, limit):
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             return None, _problem(name, 'is missing: the workdir %s does not exist' % printable(workdir, 120),
-                                  '파일이 없습니다. 작업 디렉터리 %s 가 없습니다' % printable(workdir, 120), missing=True)
+                                  '파일이 없습니다. 작업 디렉터리 %s 없습니다' % with_particle(printable(workdir, 120), '이'), missing=True)
         return None, _problem(name, 'cannot be read: the workdir %s cannot be opened (%s)'
                               % (printable(workdir, 120), os.strerror(exc.errno)),
-                              '읽을 수 없습니다. 작업 디렉터리 %s 를 열 수 없습니다 (%s)'
-                              % (printable(workdir, 120), os.strerror(exc.errno)))
+                              '읽을 수 없습니다. 작업 디렉터리 %s 열 수 없습니다 (%s)'
+                              % (with_particle(printable(workdir, 120), '을'), os.strerror(exc.errno)))
     fd = None
     try:
         owner = os.fstat(directory).st_uid  # the workdir's
@@ -174,7 +174,7 @@ def _hard_link(name, info, owner):
 def _not_regular(name, en, ko):
     return _problem(name, 'is %s, not a regular file: the lab reads only plain files; replace it with '
                     'the file itself' % en,
-                    '%s 이며 일반 파일이 아닙니다. 실습은 일반 파일만 읽습니다. 파일 자체로 바꾸세요' % ko)
+                    '일반 파일이 아니라 %s 입니다. 실습은 일반 파일만 읽습니다. 파일 자체로 바꾸세요' % ko)
 
 
 KIND_WORDS = {
@@ -212,13 +212,13 @@ def _open_problem(name, workdir, directory, part, exc):
         if target is not None:
             return _problem(name, 'is a symbolic link (to %s): the lab reads only regular files inside the workdir; '
                             'replace the link with the file itself' % printable(target, 120),
-                            '심볼릭 링크입니다 (%s 를 가리킴). 실습은 작업 디렉터리 안의 일반 파일만 읽습니다. '
-                            '링크 대신 파일 자체를 두세요' % printable(target, 120))
+                            '심볼릭 링크입니다 (%s 가리킴). 실습은 작업 디렉터리 안의 일반 파일만 읽습니다. '
+                            '링크 대신 파일 자체를 두세요' % with_particle(printable(target, 120), '을'))
         return _problem(name, 'is not a regular file inside the workdir (%s)' % os.strerror(exc.errno),
                         '작업 디렉터리 안의 일반 파일이 아닙니다 (%s)' % os.strerror(exc.errno))
     if exc.errno == errno.EISDIR:
         en, ko = KIND_WORDS['directory']
-        return _problem(name, 'is %s, not a regular file' % en, '%s 이며 일반 파일이 아닙니다' % ko)
+        return _problem(name, 'is %s, not a regular file' % en, '일반 파일이 아니라 %s 입니다' % ko)
     return _problem(name, 'cannot be read (%s)' % os.strerror(exc.errno),
                     '읽을 수 없습니다 (%s)' % os.strerror(exc.errno))
 

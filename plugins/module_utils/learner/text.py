@@ -100,13 +100,14 @@ _ENDINGS = {
     'pod': None, 'pods': None, 'job': 'ㅂ', 'jobs': None, 'queue': None, 'queues': None, 'group': 'ㅂ',
     'map': 'ㅂ', 'lab': 'ㅂ', 'gang': 'ㅇ', 'research': None, 'ops': None, 'build': None, 'train': 'ㄴ',
     'fraction': 'ㄴ', 'limit': 'ㅅ', 'quota': None, 'scheduler': None, 'binder': None, 'event': None,
-    'events': None, 'node': None, 'nodes': None, 'status': None, 'config': 'ㄱ', 'account': None,
-    'policy': None, 'label': 'ㄹ', 'annotation': 'ㄴ', 'namespace': None, 'kubectl': 'ㄹ', 'kubeconfig': 'ㄱ',
+    'events': None, 'node': None, 'nodes': None, 'status': None, 'config': None, 'account': None,
+    'policy': None, 'label': 'ㄹ', 'annotation': 'ㄴ', 'namespace': None, 'kubectl': 'ㄹ', 'kubeconfig': None,
     'gpu': None, 'gpus': None, 'cpu': None, 'api': None, 'kai': None, 'sudo': None, 'root': None,
-    'learner': None, 'step': 'ㅂ', 'check': 'ㅋ', 'hint': None, 'task': None, 'doctor': None, 'reason': 'ㄴ',
+    'learner': None, 'step': 'ㅂ', 'check': None, 'hint': None, 'task': None, 'doctor': None, 'reason': 'ㄴ',
     'evict': None, 'unschedulable': 'ㄹ', 'overlimit': 'ㅅ', 'member': None, 'minmember': None, 'true': None,
     'false': None, 'none': 'ㄴ', 'null': 'ㄹ', 'sim': 'ㅁ', 'k3s': None, 'vm': None, 'image': None,
-    'deployment': None, 'secret': None, 'role': 'ㄹ', 'binding': 'ㅇ', 'token': 'ㄴ', 'record': None,
+    'deployment': None, 'secret': 'ㅅ', 'role': 'ㄹ', 'binding': 'ㅇ', 'token': 'ㄴ', 'record': None,
+    'name': 'ㅁ', 'time': 'ㅁ',  # 네임, 타임: schedulerName, eventTime
 }
 # Latin letters read by name at the end of an abbreviation (GPU, p1 aside): l, m, n end in a consonant.
 _LETTERS = {'l': 'ㄹ', 'm': 'ㅁ', 'n': 'ㄴ', 'r': None}
@@ -131,7 +132,7 @@ def final_sound(word):
             return 'ㅂ' if len(digits) - len(digits.rstrip('0')) == 1 else 'ㄱ'  # 십, 백/천 (만: ㄴ; read alike)
         return _DIGITS[last]
     lowered = ''.join(ch for ch in text.lower() if ch.isalnum() or ch in '-_./')
-    word_end = lowered.replace('_', '-').replace('/', '-').replace('.', '-').split('-')[-1]
+    word_end = lowered.replace('_', '-').replace('/', '-').replace('.', '-').rsplit('-', 1)[-1]
     if word_end in _ENDINGS:
         return _ENDINGS[word_end]
     for size in range(len(word_end), 0, -1):
@@ -139,9 +140,13 @@ def final_sound(word):
             return _ENDINGS[word_end[-size:]]
     if last.isalpha() and last.lower() in _LETTERS:
         return _LETTERS[last.lower()]
-    if last.isalpha() and len(word_end) > 1 and last.lower() in 'bdgkpt':
-        return 'ㄱ'
-    return None
+    if last.isalpha() and len(word_end) > 1:
+        before = word_end[-2]
+        if last.lower() == 'g' and before == 'n':  # string, binding: -ng is 응
+            return 'ㅇ'
+        if last.lower() in 'bkpt' and (before in 'aeiou' or word_end[-2:] == 'ck'):  # 랩, 리밋, 스택: a stop after a vowel
+            return 'ㄱ'
+    return None  # 빌드, 로그, 아이디: d and g end in 드/그; 익스포트, 헬프: a stop after a consonant ends in 으
 
 
 def particle(word, name):

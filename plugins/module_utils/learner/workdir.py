@@ -40,7 +40,7 @@ import time
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import workdir_fd
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import open_workdir
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable, with_particle
 
 MARKER_TEXT = ("This directory is the gsb.kai_lab lab's workdir: reset moves the lab's files from here to "
                "backup-<time>-*/.\n")
@@ -102,7 +102,7 @@ def _write_marker(workdir, marker):
         if exc.errno == errno.EEXIST:  # something else of that name: left as it is, as copy's force=false did
             return
         raise WorkdirRefused('cannot mark kai_lab_workdir %s as the lab\'s: %s' % (workdir, os.strerror(exc.errno)),
-                             '작업 디렉터리 %s 를 표시할 수 없습니다: %s' % (workdir, os.strerror(exc.errno)))
+                             '작업 디렉터리 %s 표시할 수 없습니다: %s' % (with_particle(workdir, '을'), os.strerror(exc.errno)))
     try:
         os.write(fd, MARKER_TEXT.encode('utf-8'))
     finally:
@@ -116,8 +116,8 @@ def user_ids(name):
     except KeyError:
         raise WorkdirRefused('the learner\'s user %s does not exist on this host: create it, or set kai_lab_learner_user '
                              'to an existing login' % printable(name, 80),
-                             '학습자 사용자 %s 가 이 호스트에 없습니다. 만들거나 kai_lab_learner_user 를 있는 로그인으로 '
-                             '지정하세요' % printable(name, 80))
+                             '이 호스트에 학습자 사용자 %s 없습니다. 만들거나 kai_lab_learner_user 를 있는 로그인으로 '
+                             '지정하세요' % with_particle(printable(name, 80), '이'))
     return entry.pw_uid, entry.pw_gid
 
 
@@ -210,8 +210,8 @@ def reset(path, forbidden, own_names, marker, lab_files, record_path=None, check
         except OSError as exc:
             raise WorkdirRefused('reset could not move the lab\'s files into %s/%s: %s'
                                  % (path, backup_name, os.strerror(exc.errno)),
-                                 '초기화가 실습 파일을 %s/%s 로 옮기지 못했습니다: %s'
-                                 % (path, backup_name, os.strerror(exc.errno)))
+                                 '초기화가 실습 파일을 %s 옮기지 못했습니다: %s'
+                                 % (with_particle('%s/%s' % (path, backup_name), '으로'), os.strerror(exc.errno)))
         finally:
             os.close(backup_fd)
         result['backup'] = os.path.join(path, backup_name)
@@ -245,7 +245,8 @@ def _backup_directory(workdir, now):
                 return name, fd
             os.close(fd)
         raise WorkdirRefused('the backup directory %s/%s changed while reset made it: run reset again' % (workdir, name),
-                             '초기화 중에 백업 디렉터리 %s/%s 가 바뀌었습니다. 다시 실행하세요' % (workdir, name))
+                             '초기화 중에 백업 디렉터리 %s 바뀌었습니다. 다시 실행하세요'
+                             % with_particle('%s/%s' % (workdir, name), '이'))
     raise WorkdirRefused('no free backup directory name in %s' % workdir,
                          '%s 에 백업 디렉터리 이름을 정할 수 없습니다' % workdir)
 

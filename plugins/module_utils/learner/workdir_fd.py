@@ -27,7 +27,7 @@ import os
 import stat
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 
 
 # The lab's default workdir (root's ~/gsb-kai): the one place it is set. The modules' workdir option
@@ -112,7 +112,7 @@ def open_workdir(path, create=False, mode=0o700):
                 raise _workdir_problem(
                     path, 'is inside %s, which %s can change: another user could swap the workdir for a link. '
                     'Use a directory whose parents only root can change, e.g. %s' % (here, others[0], DEFAULT_WORKDIR),
-                    '%s 안에 있고, %s 가 그 디렉터리를 바꿀 수 있습니다. 다른 사용자가 작업 디렉터리를 링크로 바꿔칠 수 '
+                    '%s 안에 있고, 그 디렉터리는 %s도 바꿀 수 있습니다. 다른 사용자가 작업 디렉터리를 링크로 바꿔칠 수 '
                     '있습니다. root 만 바꿀 수 있는 곳의 디렉터리(예: %s)를 쓰세요' % (here, others[1], DEFAULT_WORKDIR))
             try:
                 child = os.open(part, flags, dir_fd=fd)
@@ -171,18 +171,18 @@ def _open_workdir_problem(path, parent_fd, real, part, exc, last):
                     path, 'is a symbolic link%s: the lab works only in a real directory. Set kai_lab_workdir to '
                     'the directory itself' % target,
                     '심볼릭 링크입니다%s. 실습은 실제 디렉터리에서만 동작합니다. 디렉터리 자체를 지정하세요'
-                    % (' (%s 를 가리킴)' % target[4:] if target else ''))
+                    % (' (%s 가리킴)' % with_particle(target[4:], '을') if target else ''))
             return _workdir_problem(
                 path, 'goes through the symbolic link %s%s: the lab opens its workdir without following '
                 'links. Set kai_lab_workdir to the real path' % (where, ' (%s)' % target.strip() if target else ''),
-                '심볼릭 링크 %s 를 거칩니다. 실습은 링크를 따라가지 않습니다. 실제 경로를 지정하세요' % where)
+                '심볼릭 링크 %s 거칩니다. 실습은 링크를 따라가지 않습니다. 실제 경로를 지정하세요' % with_particle(where, '을'))
         if stat.S_ISDIR(mode):  # not a directory when it was opened, one again now: someone is swapping it
             return _workdir_problem(
                 path, 'changed while the lab opened it (%s was a link then, a directory now): the lab works only in a '
                 'real directory that stays one. Stop changing it, then run again' % where,
-                '여는 동안 바뀌었습니다 (%s 가 그때는 링크, 지금은 디렉터리). 실습은 그대로 있는 실제 디렉터리에서만 '
-                '동작합니다. 바꾸지 말고 다시 실행하세요' % where)
+                '여는 동안 바뀌었습니다 (%s 그때는 링크, 지금은 디렉터리). 실습은 그대로 있는 실제 디렉터리에서만 '
+                '동작합니다. 바꾸지 말고 다시 실행하세요' % with_particle(where, '이'))
         return _workdir_problem(path, 'is not a directory (%s is not one)' % where,
-                                '디렉터리가 아닙니다 (%s 가 디렉터리가 아님)' % where)
+                                '디렉터리가 아닙니다 (%s 디렉터리가 아님)' % with_particle(where, '이'))
     return _workdir_problem(path, 'cannot be opened (%s: %s)' % (where, os.strerror(exc.errno)),
                             '열 수 없습니다 (%s: %s)' % (where, os.strerror(exc.errno)))

@@ -29,7 +29,7 @@ import os
 import stat
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, directory_fd, file_kind, path_components
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 
 _NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
 _CLOEXEC = getattr(os, 'O_CLOEXEC', 0)
@@ -85,14 +85,14 @@ def write_file(directory, name, content, mode=0o600, owner=None):
     path = os.path.join(directory, name)
     if path_components(name) != [name]:
         raise LearnerFileError(both('%s is not a plain file name' % printable(name, 80),
-                                    '%s 는 단순한 파일 이름이 아닙니다' % printable(name, 80)))
+                                    '%s 단순한 파일 이름이 아닙니다' % with_particle(printable(name, 80), '은')))
     dir_fd = _open_directory(directory)
     try:
         if _kind_at(dir_fd, name) == 'directory':
             raise LearnerFileError(both('%s is a directory where the lab writes a file: move or rename it, then run '
                                         'again' % printable(path, 200),
-                                        '%s 는 실습이 파일을 쓰는 자리에 있는 디렉터리입니다. 옮기거나 이름을 바꾼 뒤 다시 '
-                                        '실행하세요' % printable(path, 200)))
+                                        '%s 실습이 파일을 쓰는 자리에 있는 디렉터리입니다. 옮기거나 이름을 바꾼 뒤 다시 '
+                                        '실행하세요' % with_particle(printable(path, 200), '은')))
         fd, temporary = _temporary(dir_fd, name, path)
         try:
             try:

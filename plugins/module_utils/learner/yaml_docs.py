@@ -28,7 +28,7 @@ except ImportError:  # reported by common.require_libraries before any use
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.parse import MAX_DEPTH, read_text, unreadable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import MAX_BYTES, LearnerFile
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
 
 
 class YamlRefused(Exception):
@@ -60,8 +60,8 @@ def _refuse(events):
             raise YamlRefused(
                 'uses the YAML tag %s (line %d), which has no JSON equivalent: Kubernetes objects hold only '
                 'mappings, lists, strings, numbers, booleans and null' % (printable(tag, 60), line),
-                'JSON 에 없는 YAML 태그 %s 를 씁니다 (%d행). 쿠버네티스 객체는 매핑, 리스트, 문자열, 숫자, '
-                '불리언, null 만 가집니다' % (printable(tag, 60), line))
+                'JSON 에 없는 YAML 태그 %s 씁니다 (%d행). 쿠버네티스 객체는 매핑, 리스트, 문자열, 숫자, '
+                '불리언, null 만 가집니다' % (with_particle(printable(tag, 60), '을'), line))
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:

@@ -45,9 +45,9 @@ WORDS = {
     'used_condition': {'en': 'verified at {at} from KAI\'s condition {reason} on {object}: "{message}"',
                        'ko': '{at} 에 KAI 조건으로 확인됨: {object} 의 {reason} "{message}"'},
     'stale': {'en': 'the recorded proof is about {name} {old}, but {name} is now another pod ({new})',
-              'ko': '기록된 증거는 {name} {old} 에 대한 것이지만 지금의 {name} 은(는) 다른 파드({new})입니다'},
+              'ko': '기록된 증거는 {name} {old} 에 대한 것이지만 지금의 {name:은} 다른 파드({new})입니다'},
     'unwritable': {'en': 'the grade record {path} could not be written ({error}); this grade\'s proofs are not kept',
-                   'ko': '채점 기록 {path} 을(를) 쓸 수 없어({error}) 이번 채점의 증거가 남지 않습니다'},
+                   'ko': '채점 기록 {path:을} 쓸 수 없어({error}) 이번 채점의 증거가 남지 않습니다'},
     'kept': {'en': 'grade record {path}: {count} check(s) kept now ({checks})',
              'ko': '채점 기록 {path}: 이번에 {count}개 검사 저장 ({checks})'},
     'keep_proof': {'en': 'Checking each step right after doing it keeps KAI\'s proof for the whole lab: '

@@ -31,6 +31,7 @@ import stat
 import time
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.host.files import write_private
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
 
 SCHEMA_VERSION = 1
 RECORD_DIR = 'grade-records'
@@ -47,26 +48,26 @@ PROOF_FIELDS = ('kind', 'uid', 'reason', 'message', 'source', 'time', 'object', 
 
 WORDS = {
     'corrupt': {'en': 'the grade record {path} cannot be read ({error}); it is ignored',
-                'ko': '채점 기록 {path} 을(를) 읽을 수 없어({error}) 무시합니다'},
+                'ko': '채점 기록 {path:을} 읽을 수 없어({error}) 무시합니다'},
     'not_file': {'en': 'the grade record {path} is not a regular file; it is ignored',
-                 'ko': '채점 기록 {path} 이(가) 일반 파일이 아니어서 무시합니다'},
+                 'ko': '채점 기록 {path:이} 일반 파일이 아니어서 무시합니다'},
     'untrusted': {'en': 'the grade record {path} is writable by others or owned by another user; it is ignored',
-                  'ko': '채점 기록 {path} 을(를) 다른 사용자가 쓸 수 있거나 소유자가 달라 무시합니다'},
+                  'ko': '채점 기록 {path:을} 다른 사용자가 쓸 수 있거나 소유자가 달라 무시합니다'},
     'too_big': {'en': 'the grade record {path} is larger than {limit} bytes; it is ignored',
-                'ko': '채점 기록 {path} 이(가) {limit} 바이트보다 커서 무시합니다'},
+                'ko': '채점 기록 {path:이} {limit} 바이트보다 커서 무시합니다'},
     'foreign': {'en': 'the grade record {path} belongs to {what}, not to this lab; it is ignored',
-                'ko': '채점 기록 {path} 은(는) 이 실습이 아닌 {what} 의 것이라 무시합니다'},
+                'ko': '채점 기록 {path:은} 이 실습이 아닌 {what} 의 것이라 무시합니다'},
     'entry': {'en': 'the grade record {path} has a malformed entry {check}; it is ignored',
               'ko': '채점 기록 {path} 의 {check} 항목 형식이 잘못되어 무시합니다'},
     'inside_workdir': {'en': 'the grade record path {path} is inside the learner\'s files ({workdir}); '
                              'no record is read or written there',
-                       'ko': '채점 기록 경로 {path} 가 학습자 파일({workdir}) 안에 있어 기록을 읽거나 쓰지 않습니다'},
+                       'ko': '채점 기록 경로 {path:이} 학습자 파일({workdir}) 안에 있어 기록을 읽거나 쓰지 않습니다'},
     'busy': {'en': 'the grade record {path} stayed locked by another grade for {seconds} s; this grade\'s checks are '
                    'not kept in it: check again',
-             'ko': '채점 기록 {path} 을(를) 다른 채점이 {seconds}초 동안 잠그고 있어 이번 결과를 기록하지 못했습니다. '
+             'ko': '채점 기록 {path:을} 다른 채점이 {seconds}초 동안 잠그고 있어 이번 결과를 기록하지 못했습니다. '
                    '다시 확인하세요'},
     'bad_namespace': {'en': 'namespace {namespace!r} is not a Kubernetes name; no grade record is kept',
-                      'ko': '네임스페이스 {namespace!r} 가 Kubernetes 이름이 아니어서 채점 기록을 남기지 않습니다'},
+                      'ko': '네임스페이스 {namespace!r:이} Kubernetes 이름이 아니어서 채점 기록을 남기지 않습니다'},
 }
 
 
@@ -75,7 +76,7 @@ def say(key, lang, words=None, **values):
     entry = (WORDS if words is None else words)[key]
     template = entry.get(lang) or entry['en']
     try:
-        return template.format(**values)
+        return fill(template, **values)
     except (KeyError, IndexError, ValueError):
         return template
 

@@ -20,7 +20,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs a
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill, printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_POD, FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
 
@@ -31,7 +31,7 @@ MAX_NAMED = 5
 WORDS = {
     'forged': {'en': 'Event {event} ({reason} on {object}) is not KAI\'s word about your pods: this Event is not about '
                      'any PodGroup of your pods ({why})',
-               'ko': '이벤트 {event} ({object} 의 {reason}) 는 여러분 파드에 대한 KAI의 말이 아닙니다: 이 이벤트는 '
+               'ko': '{object} 의 {reason} 이벤트 {event:은} 여러분 파드에 대한 KAI의 말이 아닙니다: 이 이벤트는 '
                      '여러분 파드의 어떤 PodGroup 에 대한 것도 아닙니다 ({why_ko})'},
     'forged_hint': {'en': 'Only KAI\'s own Events about the lab\'s pods count. Do the step as the lab text says '
                           '(KAI writes its Events itself) and delete Events you created.',
@@ -40,26 +40,26 @@ WORDS = {
     'not_scheduler': {'en': 'its reporter is not KAI\'s scheduler', 'ko': '보고자가 KAI 스케줄러가 아닙니다'},
     'no_uid': {'en': 'it names no object uid', 'ko': '객체 uid 가 없습니다'},
     'unknown': {'en': '{object} is no object of this step that exists or existed',
-                'ko': '{object} 는 지금 있거나 있었던 이 단계의 객체가 아닙니다'},
+                'ko': '{object:은} 지금 있거나 있었던 이 단계의 객체가 아닙니다'},
     'other_uid': {'en': '{object} is uid {uid}, the Event names uid {claimed}',
-                  'ko': '{object} 의 uid 는 {uid} 인데 이벤트는 uid {claimed} 를 가리킵니다'},
+                  'ko': '{object} 의 uid 는 {uid} 인데 이벤트는 uid {claimed:을} 가리킵니다'},
     'too_late': {'en': 'it was stored at {stored}, after the lab moved on to step {step} ({before}), yet names {object}, '
                        'which is gone',
-                 'ko': '{object} 는 이미 없는데, 실습이 {step}단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
+                 'ko': '{object:은} 이미 없는데, 실습이 {step}단계로 넘어간 뒤({before})인 {stored} 에 저장되었습니다'},
     'too_early': {'en': 'it was stored at {stored}, before {object} was created at {created}',
-                  'ko': '{object} 가 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+                  'ko': '{object:이} {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
     'own_too_early': {'en': 'its {field} {time} is before {object} was created at {created}',
-                      'ko': '{object} 는 {created} 에 만들어졌는데 이벤트의 {field} 는 그 전인 {time} 입니다'},
+                      'ko': '{object:은} {created} 에 만들어졌는데 이벤트의 {field:은} 그 전인 {time} 입니다'},
     'after_placed': {'en': 'it was stored at {stored}, after {pod} was placed at {placed}: KAI reports a pod as '
                            'unschedulable only while it waits',
-                     'ko': '{pod} 이 {placed} 에 배치된 뒤인 {stored} 에 저장되었습니다: KAI는 파드가 기다리는 동안에만 '
+                     'ko': '{pod:이} {placed} 에 배치된 뒤인 {stored} 에 저장되었습니다: KAI는 파드가 기다리는 동안에만 '
                            '배치할 수 없다고 알립니다'},
 }
 
 
 def _say(key, lang, **values):
     template = WORDS[key][lang]
-    return template.format(**values)
+    return fill(template, **values)
 
 
 def _both(key, **values):

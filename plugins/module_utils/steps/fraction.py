@@ -93,22 +93,22 @@ WORDS = {
         'fail': {'en': '{fraction_file}: {problem}', 'ko': '{fraction_file}: {problem}'},
         'hint': {'en': 'Annotation {fraction_annotation}: "{fraction}", schedulerName {scheduler}, queue {fraction_queue}, '
                        'and no {gpu_resource} under resources.',
-                 'ko': 'annotation {fraction_annotation}: "{fraction}", schedulerName {scheduler}, {fraction_queue} 큐, '
+                 'ko': '어노테이션 {fraction_annotation}: "{fraction}", schedulerName {scheduler}, {fraction_queue} 큐, '
                        'resources 에 {gpu_resource} 없이 작성하세요.'},
         'fraction_with_gpu': {'en': 'pod {name} has both the {annotation} annotation and {resource} limits; KAI\'s '
                                     'admission webhook rejects it ("{denial}")',
-                              'ko': '{name} 파드에 {annotation} annotation 과 {resource} limits 가 함께 있습니다. '
-                                    'KAI admission 웹훅이 거부합니다 ("{denial}")'},
+                              'ko': '{name} 파드에 {annotation} 어노테이션과 {resource} limits 가 함께 있습니다. '
+                                    'KAI 어드미션 웹훅이 거부합니다 ("{denial}")'},
     },
     'fraction.shared': {
         'desc': {'en': '{fraction_list} run on one GPU held by one reservation pod',
-                 'ko': '{fraction_list} 가 예약 파드 하나가 잡은 GPU 하나에서 실행 중'},
+                 'ko': '{fraction_list:이} 예약 파드 하나가 잡은 GPU 하나에서 실행 중'},
         'fail': {'en': '{problem}', 'ko': '{problem}'},
         'hint': {'en': 'Free one GPU first (delete the remaining {train_class} pod), then kubectl apply -f {fraction_path}.',
                  'ko': '먼저 남은 {train_class} 파드를 지워 GPU 하나를 비운 뒤 kubectl apply -f {fraction_path} 하세요.'},
         'holders': {'en': '{count} reservation pods of KAI hold GPUs on {node} ({names}); {pods_en} share one GPU '
                           'only when one reservation pod holds it',
-                    'ko': '{node} 에서 KAI 예약 파드 {count}개가 GPU 를 잡고 있습니다 ({names}). {pods_ko} 는 예약 파드 '
+                    'ko': '{node} 에서 KAI 예약 파드 {count}개가 GPU 를 잡고 있습니다 ({names}). {pods_ko:는} 예약 파드 '
                           '하나가 잡은 GPU 하나를 함께 써야 합니다'},
         'no_holder': {'en': 'no reservation pod of KAI holds a GPU on {node}: KAI\'s binder reserves the shared GPU with '
                             'one (label app: {namespace} in namespace {namespace})',
@@ -116,53 +116,53 @@ WORDS = {
                             '잡습니다 ({namespace} 네임스페이스, 레이블 app: {namespace})'},
         # The live pods' own request: what KAI's scheduler and binder act on.
         'not_fraction': {'en': 'pod {name} in the cluster does not ask KAI for {fraction} of a GPU: {why}',
-                         'ko': '클러스터의 {name} 파드는 KAI에 GPU {fraction} 을 요청하지 않습니다: {why}'},
-        'no_annotation': {'en': 'it has no {annotation} annotation', 'ko': '{annotation} annotation 이 없습니다'},
+                         'ko': '클러스터의 {name} 파드는 KAI에 GPU {fraction:을} 요청하지 않습니다: {why}'},
+        'no_annotation': {'en': 'it has no {annotation} annotation', 'ko': '{annotation} 어노테이션이 없습니다'},
         'other_fraction': {'en': 'its {annotation} annotation is "{found}"',
-                           'ko': '{annotation} annotation 이 "{found}" 입니다'},
-        'whole_gpu': {'en': 'it asks for {resource} under resources', 'ko': 'resources 에 {resource} 가 있습니다'},
+                           'ko': '{annotation} 어노테이션 값이 "{found}" 입니다'},
+        'whole_gpu': {'en': 'it asks for {resource} under resources', 'ko': 'resources 에 {resource:이} 있습니다'},
         # The device: KAI's word only from the ConfigMap KAI's binder wrote for that very pod (kai_shared_device).
         kai_gpu.NO_VARIABLE: {
             'en': 'pod {name} has no {variable} in its environment: KAI\'s admission webhook gives a pod that asks for a '
                   'GPU fraction a {variable} read from the ConfigMap KAI\'s binder writes for that pod',
-            'ko': '{name} 파드의 환경 변수에 {variable} 가 없습니다: KAI admission 웹훅은 GPU 일부를 요청한 파드에 KAI '
-                  '바인더가 그 파드를 위해 쓰는 ConfigMap 에서 읽는 {variable} 를 넣습니다'},
+            'ko': '{name} 파드의 환경 변수에 {variable:이} 없습니다: KAI 어드미션 웹훅은 GPU 일부를 요청한 파드에 KAI '
+                  '바인더가 그 파드를 위해 쓰는 ConfigMap 에서 읽는 {variable:을} 넣습니다'},
         kai_gpu.NOT_FROM_CONFIGMAP: {
             'en': '{variable} of pod {name} is written in the pod itself, not read from the ConfigMap KAI\'s binder '
                   'writes for it: a value a pod is created with is no proof of a GPU KAI gave it',
-            'ko': '{name} 파드의 {variable} 는 KAI 바인더가 그 파드를 위해 쓰는 ConfigMap 에서 읽은 것이 아니라 파드에 '
+            'ko': '{name} 파드의 {variable:은} KAI 바인더가 그 파드를 위해 쓰는 ConfigMap 에서 읽은 것이 아니라 파드에 '
                   '직접 적힌 값입니다: 파드를 만들 때 적은 값은 KAI가 준 GPU 의 증거가 아닙니다'},
         kai_gpu.NO_CONFIGMAP: {
             'en': '{variable} of pod {name} is read from ConfigMap {configmap}, which is not in namespace {namespace}: '
                   'KAI\'s binder writes it there when it binds the pod',
-            'ko': '{name} 파드의 {variable} 는 ConfigMap {configmap} 에서 읽는데, 그 ConfigMap 이 {namespace} '
+            'ko': '{name} 파드의 {variable:은} ConfigMap {configmap} 에서 읽는데, 그 ConfigMap 이 {namespace} '
                   '네임스페이스에 없습니다: KAI 바인더가 파드를 바인딩할 때 씁니다'},
         kai_gpu.NOT_OWNED: {
             'en': '{variable} of pod {name} is read from ConfigMap {configmap}, which KAI\'s binder did not write for '
                   '{name}: its ownerReferences do not name this pod, so it tells another pod\'s GPU, not this one\'s',
-            'ko': '{name} 파드의 {variable} 는 ConfigMap {configmap} 에서 읽는데, 그 ConfigMap 은 KAI 바인더가 {name} 을 '
+            'ko': '{name} 파드의 {variable:은} ConfigMap {configmap} 에서 읽는데, 그 ConfigMap 은 KAI 바인더가 {name:을} '
                   '위해 쓴 것이 아닙니다: ownerReferences 가 이 파드가 아니므로 이 파드가 아닌 다른 파드의 GPU 입니다'},
         kai_gpu.NO_VALUE: {
             'en': '{variable} of pod {name} is read from ConfigMap {configmap}, which holds no value for it yet',
-            'ko': '{name} 파드의 {variable} 는 ConfigMap {configmap} 에서 읽는데, 아직 그 값이 없습니다'},
+            'ko': '{name} 파드의 {variable:은} ConfigMap {configmap} 에서 읽는데, 아직 그 값이 없습니다'},
         kai_gpu.DISAGREE: {
             'en': 'pod {name} sets {variable} more than once, to different GPUs',
-            'ko': '{name} 파드가 {variable} 를 여러 번, 서로 다른 GPU 로 정합니다'},
+            'ko': '{name} 파드가 {variable:을} 여러 번, 서로 다른 GPU 로 정합니다'},
         'device_hint': {
             'en': 'kubectl -n {namespace} get pod {name} -o yaml shows where its environment comes from, and kubectl -n '
                   '{namespace} get configmaps -o yaml which pod owns each ConfigMap. Delete {fraction_list} and create '
                   'them again with kubectl apply -f {fraction_path}, written as the lab text writes them: KAI gives '
                   'each its GPU.',
             'ko': 'kubectl -n {namespace} get pod {name} -o yaml 로 환경 변수가 어디서 오는지, kubectl -n {namespace} get '
-                  'configmaps -o yaml 로 각 ConfigMap 의 주인 파드를 보세요. {fraction_list} 를 지우고 실습 설명대로 '
-                  '작성한 kubectl apply -f {fraction_path} 로 다시 만드세요: GPU 는 KAI가 정해 줍니다.'},
+                  'configmaps -o yaml 로 각 ConfigMap 의 주인 파드를 보세요. {fraction_list:를} 지우고 실습 설명대로 '
+                  '다시 만드세요 (kubectl apply -f {fraction_path}): GPU 는 KAI가 정해 줍니다.'},
         'apart': {'en': '{pods_en} were given different GPUs by KAI\'s binder ({variable} in each pod\'s ConfigMap): '
                         'they do not share one',
-                  'ko': '{pods_ko} 는 KAI 바인더에게서 서로 다른 GPU 를 받았습니다 (각 파드 ConfigMap 의 {variable}): '
+                  'ko': '{pods_ko:는} KAI 바인더에게서 서로 다른 GPU 를 받았습니다 (각 파드 ConfigMap 의 {variable}): '
                         'GPU 하나를 나눠 쓰지 않습니다'},
         'other_gpu': {'en': 'reservation pod {holder} of KAI on {node} holds another GPU than the one KAI\'s binder gave '
                             '{pods_en} ({variable} in their ConfigMaps)',
-                      'ko': '{node} 의 KAI 예약 파드 {holder} 가 잡은 GPU 는 KAI 바인더가 {pods_ko} 에 준 GPU (그 '
+                      'ko': '{node} 의 KAI 예약 파드 {holder:이} 잡은 GPU 는 KAI 바인더가 {pods_ko} 에 준 GPU (그 '
                             'ConfigMap 의 {variable}) 와 다릅니다'},
     },
 }
@@ -187,12 +187,12 @@ def fraction_pod_problems(snapshot, docs, name):
         values = (name, kai_gpu.FRACTION_ANNOTATION, fraction, kai_gpu.FRACTION_ANNOTATION, FRACTION)
         problems.append(bilingual('%s %s annotation is %r, not a string: annotation values must be quoted, '
                                   'e.g. %s: "%s"' % values,
-                                  '%s 의 %s annotation 값 %r 이 문자열이 아닙니다. 따옴표로 감싸야 합니다 '
+                                  '%s 의 %s 어노테이션 값(%r)이 문자열이 아닙니다. 따옴표로 감싸야 합니다 '
                                   '(예: %s: "%s")' % values))
     elif fraction != FRACTION:
         values = (name, kai_gpu.FRACTION_ANNOTATION, fraction, FRACTION)
         problems.append(bilingual('%s %s annotation is %s, expected "%s"' % values,
-                                  '%s 의 %s annotation 이 %s 입니다. "%s" 여야 합니다' % values))
+                                  '%s 의 %s 어노테이션 값이 %s 입니다. 필요한 값은 "%s" 입니다' % values))
     if asks_for_whole_gpu(pod):
         problems.append(say_both(WORDS['fraction.manifest']['fraction_with_gpu'], name=name,
                                  annotation=kai_gpu.FRACTION_ANNOTATION, resource=kai_gpu.GPU_RESOURCE,

@@ -157,25 +157,25 @@ WORDS = {
             'en': 'this KAI ({version}) groups each pod of a Job alone, before v{job_gang_since} it ignores '
                   '{min_member_annotation}: Job {gang}\'s pods {pods} got a PodGroup of one each and were '
                   'placed one by one, so there was no gang and no gang reason to copy',
-            'ko': '이 KAI({version})는 v{job_gang_since} 이전이라 Job 의 파드를 하나씩 따로 묶고 {min_member_annotation} 를 '
-                  '무시합니다: Job {gang} 의 파드 {pods} 가 각자 PodGroup 하나씩 받아 따로 배치되었으므로 갱이 없었고 '
+            'ko': '이 KAI({version})는 v{job_gang_since} 이전이라 Job 의 파드를 하나씩 따로 묶고 {min_member_annotation:을} '
+                  '무시합니다: Job {gang} 의 파드 {pods:이} 각자 PodGroup 하나씩 받아 따로 배치되었으므로 갱이 없었고 '
                   '복사할 갱 이유도 없습니다'},
         'grouped_alone_hint': {
             'en': 'On the sim write the gang as an explicit PodGroup: delete Job {gang}, create PodGroup {gang} '
                   '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) and pods '
                   '{gang_pods} ({gang_gpus} GPU each, queue {gang_queue}, schedulerName {scheduler}, annotation '
                   '{podgroup_annotation}: {gang}), then copy the PodGroup\'s reason.',
-            'ko': '실습 환경(sim)에서는 갱을 PodGroup 으로 직접 만드세요: Job {gang} 을 지우고 PodGroup {gang} '
-                  '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) 과 파드 '
-                  '{gang_pods} (각 GPU {gang_gpus}개, {gang_queue} 큐, schedulerName {scheduler}, annotation '
+            'ko': '실습 환경(sim)에서는 갱을 PodGroup 으로 직접 만드세요: Job {gang:을} 지우고 PodGroup {gang} '
+                  '({podgroup_api}, minMember {gang_size}, queue {gang_queue}, priorityClassName {gang_class}) 하나와 '
+                  '{gang_pods} 파드 (각 GPU {gang_gpus}개, {gang_queue} 큐, schedulerName {scheduler}, 어노테이션 '
                   '{podgroup_annotation}: {gang}) 를 만든 뒤 PodGroup 의 이유를 복사하세요.'},
         'bare_podgroup': {
             'en': 'the gang KAI reported is {objects}, not Job {gang}\'s: on KAI {version} the lab asks for Job {gang} '
                   '(parallelism {gang_size}, annotation {min_member_annotation}: "{min_member}"), which KAI groups into '
                   'PodGroup {gang_podgroup}',
-            'ko': 'KAI가 보고한 갱은 Job {gang} 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job {gang} '
-                  '(parallelism {gang_size}, annotation {min_member_annotation}: "{min_member}") 을 요구하며 KAI는 이를 '
-                  'PodGroup {gang_podgroup} 로 묶습니다'},
+            'ko': 'KAI가 보고한 갱은 Job {gang} 의 것이 아니라 {objects} 입니다: KAI {version} 에서 실습은 Job {gang:을} '
+                  '요구하며(parallelism {gang_size}, 어노테이션 {min_member_annotation}: "{min_member}"), KAI가 이를 '
+                  'PodGroup {gang_podgroup:으로} 묶습니다'},
         'other_size': {
             'en': 'KAI\'s gang reason about your gang does not say {gang_size} are required: the gang KAI saw is not of '
                   '{gang_size} pods ({min_member_annotation} on Job {gang}, minMember of a PodGroup made by hand), so '
@@ -186,7 +186,7 @@ WORDS = {
         'bare_podgroup_hint': {
             'en': 'Delete the hand-made PodGroup and its pods, create Job {gang} as the lab text says (the annotation on '
                   'the Job, the queue label on the Job and its pod template) and copy its PodGroup\'s reason.',
-            'ko': '직접 만든 PodGroup 과 파드를 지우고 실습 설명대로 Job {gang} 을 만든 뒤(annotation 은 Job 에, 큐 레이블은 '
+            'ko': '직접 만든 PodGroup 과 파드를 지우고 실습 설명대로 Job {gang:을} 만든 뒤(어노테이션은 Job 에, 큐 레이블은 '
                   'Job 과 파드 템플릿에) 그 PodGroup 의 이유를 복사하세요.'},
     },
 }
@@ -216,7 +216,7 @@ def check_reason(snapshot):
                                 'KAI의 갱 이유("... %s")가 아닙니다. 내용: %s' % (kai.GANG_MESSAGE_MARK, raw[:120])))
     if not kai.gang_message_requires(raw, GANG_SIZE):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
-                                '갱 크기가 %d 이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
+                                '파드 %d개의 갱이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
     bound, rejected, others, not_gang, known = sort_words(snapshot, supported)
     # The file's "3 are required" is KAI's word only where KAI wrote it about the gang.
     if bound and not any(kai.gang_message_requires(s[2], GANG_SIZE) for s in bound):

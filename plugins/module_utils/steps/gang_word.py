@@ -31,10 +31,11 @@ GANG_POD_NAMES = ['%s-%d' % (GANG, i) for i in range(GANG_SIZE)]
 
 WORDS = {
     'not_gangs': {'en': 'PodGroup {podgroup} is not the gang\'s PodGroup: {why_en}',
-                  'ko': 'PodGroup {podgroup} 는 갱의 PodGroup 이 아닙니다: {why_ko}'},
+                  'ko': 'PodGroup {podgroup:은} 갱의 PodGroup 이 아닙니다: {why_ko}'},
     'unnamed': {'en': 'no pod names it in its {annotation} annotation',
-                'ko': '어떤 파드도 {annotation} annotation 으로 이를 가리키지 않습니다'},
-    'not_a_gang': {'en': 'its minMember is {min_member}, not {size}', 'ko': 'minMember 가 {size} 이 아니라 {min_member} 입니다'},
+                'ko': '어떤 파드도 {annotation} 어노테이션으로 이를 가리키지 않습니다'},
+    'not_a_gang': {'en': 'its minMember is {min_member}, not {size}',
+                   'ko': 'minMember 가 {size:이} 아니라 {min_member} 입니다'},
     'pod_without_podgroup': {'en': 'pod {pod} names no PodGroup that exists', 'ko': '{pod} 파드가 가리키는 PodGroup 이 없습니다'},
     'status_not_gangs': {'en': 'the gang reason is in a PodGroup\'s status, which is KAI\'s word about your gang only '
                                'on the gang\'s PodGroup: {why_en}',

@@ -12,14 +12,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 # One Korean term per concept, across the lab text, hints, checks and docs (tests/unit/test_korean_words.py reads
-# every Korean string against it): 'use' is the term, 'not' the patterns of the other names it had.
-_WORD = r'(?<![\w./`-])%s(?![\w./`-])'
+# every Korean string against it): 'use' is the term, 'not' the patterns of the other names it had. Code is
+# not prose: a field path, a flag, a backticked name, a template's field ({annotation}) or a kubectl verb (kubectl
+# label) keeps its name, and so does an object named after the concept (Job gang, PodGroup gang).
+_WORD = r'(?<![\w./`{-])(?<!kubectl )%s(?![\w./`}-])'
 GLOSSARY = {
     'annotation': {'use': '어노테이션', 'not': ['주석', _WORD % 'annotations?']},
     'label': {'use': '레이블', 'not': ['라벨', _WORD % 'labels?']},
     'admission': {'use': '어드미션', 'not': [r'입장\(admission\)', '승인 정책', _WORD % '[Aa]dmission']},
     'event': {'use': '이벤트', 'not': [_WORD % 'Events?']},
-    'gang': {'use': '갱', 'not': [_WORD % 'gang(?= [가-힣])']},
+    'gang': {'use': '갱', 'not': [_WORD % '(?<!Job )(?<!PodGroup )gang(?= [가-힣])']},
 }
 
 TEXT = {
@@ -81,8 +83,8 @@ TEXT = {
             '`schedulerName: {scheduler}` 줄을 빠뜨리는 것. 그러면 클러스터의 기본 스케줄러가 파드를 배치하고, KAI 의 '
             '큐도 갱도 쪼개기도 전혀 적용되지 않습니다. 파드의 `schedulerName` 은 만든 뒤에는 바꿀 수 없습니다. 파드를 '
             '지우고 다시 만드세요.',
-            '{n_fraction}단계에서 `{fraction_annotation}` 주석으로 GPU 일부를 요청하면서 `{gpu_resource}` limits 로 '
-            '통째 GPU 까지 함께 요청하는 것. KAI 의 입장(admission) 웹훅이 그런 파드를 거부합니다.',
+            '{n_fraction}단계에서 `{fraction_annotation}` 어노테이션으로 GPU 일부를 요청하면서 `{gpu_resource}` limits 로 '
+            '통째 GPU 까지 함께 요청하는 것. KAI 의 어드미션 웹훅이 그런 파드를 거부합니다.',
         ],
     ],
     'notes': [
@@ -169,7 +171,7 @@ TEXT = {
             'context': [
                 'KAI 큐는 그 작업들에 보장되는 GPU 수(quota)와 최대로 쓸 수 있는 GPU 수(limit)를 정합니다. 상한이 없음을 '
                 '뜻하는 값은 {unlimited} 입니다. 큐는 트리를 이루고 작업은 잎 큐에만 들어갑니다. {leaf_names} 큐가 작업을 받고, '
-                '{parent_names} 큐는 자기 GPU 를 그 큐들에 나눠 줄 뿐입니다. 파드는 `{queue_label}` 라벨로 자기 큐를 '
+                '{parent_names} 큐는 자기 GPU 를 그 큐들에 나눠 줄 뿐입니다. 파드는 `{queue_label}` 레이블로 자기 큐를 '
                 '밝힙니다.',
             ],
         },
@@ -184,7 +186,7 @@ TEXT = {
             ],
             'context': [
                 'KAI 는 파드 하나하나가 아니라 PodGroup 을 스케줄링합니다. pod-grouper 가 파드마다(또는 그 파드를 가진 '
-                'Job 같은 워크로드마다) PodGroup 을 붙이고, PodGroup 이름을 파드의 `{podgroup_annotation}` 주석에 '
+                'Job 같은 워크로드마다) PodGroup 을 붙이고, PodGroup 이름을 파드의 `{podgroup_annotation}` 어노테이션에 '
                 '적습니다. 혼자 뜬 파드는 구성원 하나짜리 그룹입니다.',
             ],
         },
@@ -192,7 +194,7 @@ TEXT = {
             'summary': 'GPU limit 없는 `{nolimit}` 큐에 `{nl1}` 파드를 넣고, KAI 가 그 파드를 Pending 으로 두는 이유를 '
                        '`{nolimit_path}` 에 담습니다.',
             'task': [
-                '`{nolimit_parent}` 아래에 GPU quota {nolimit_quota} 이고 GPU limit 은 아예 적지 않은 `{nolimit}` '
+                '`{nolimit_parent}` 아래에 GPU quota 를 {nolimit_quota:으로} 두고 GPU limit 은 아예 적지 않은 `{nolimit}` '
                 '큐를 만드세요. CPU 와 메모리는 다른 큐와 같이 quota {nolimit_cpu_quota}, limit {nolimit_cpu_limit} '
                 '입니다. `{namespace}` 네임스페이스에 `{p1}` 처럼 `{nl1}` 파드를 넣으세요. 큐는 `{nl1_queue}` (레이블 '
                 '`{queue_label}: {nl1_queue}`), `schedulerName: {scheduler}`, 이미지 `{pod_image}`, 명령 '
@@ -208,9 +210,9 @@ TEXT = {
             ],
         },
         'limit_fix': {
-            'summary': '`{nolimit}` 큐의 GPU limit 만 {limit_value} 로 바꿔 `{nl1}` 파드가 돌게 합니다.',
+            'summary': '`{nolimit}` 큐의 GPU limit 만 {limit_value:으로} 바꿔 `{nl1}` 파드가 돌게 합니다.',
             'task': [
-                '`kubectl patch` 로 `{nolimit}` 큐의 `{limit_path}` 만 {limit_value} 로 바꾸세요. 다른 것은 그대로 '
+                '`kubectl patch` 로 `{nolimit}` 큐의 `{limit_path}` 만 {limit_value:으로} 바꾸세요. 다른 것은 그대로 '
                 '둡니다. 그러면 `{nl1}` 파드가 Running 이 되어야 합니다.',
             ],
             'context': [
@@ -265,7 +267,7 @@ TEXT = {
                 '`{gpu_resource}` 는 없습니다. 두 파드가 같은 GPU 에서 돌아야 합니다.',
             ],
             'context': [
-                'GPU 일부는 주석으로 요청하고, `{gpu_resource}` limits 와 함께 쓰지 않습니다. KAI 는 두 파드를 한 카드에 '
+                'GPU 일부는 어노테이션으로 요청하고, `{gpu_resource}` limits 와 함께 쓰지 않습니다. KAI 는 두 파드를 한 카드에 '
                 '두고 `{reservation_ns}` 의 예약 파드로 그 카드를 잡아 둡니다. 예약 파드는 노드에서 GPU 한 장으로 '
                 '셈해지고, 두 파드는 같은 장치를 받습니다.',
             ],

@@ -20,7 +20,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import parse as learner_parse
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import yaml_docs as learner_yaml
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable, with_particle
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     RESEARCH, Stop, bilingual, failed, joined, say_both)
 
@@ -31,15 +31,15 @@ WORDS = {
     },
     'wrong_namespace': {
         'en': '{kind} {name} is in namespace {found}, but the lab works in {namespace}.',
-        'ko': '{kind} {name} 이(가) {found} 네임스페이스에 있습니다. 실습은 {namespace} 네임스페이스에서 합니다.',
+        'ko': '{kind} {name:이} {found} 네임스페이스에 있습니다. 실습은 {namespace} 네임스페이스에서 합니다.',
     },
     'wrong_namespace_hint': {
         'en': 'Delete it there and create it again with metadata.namespace: {namespace} (or kubectl -n {namespace}).',
-        'ko': '그곳의 객체를 지우고 metadata.namespace: {namespace} 로(또는 kubectl -n {namespace}) 다시 만드세요.',
+        'ko': '그곳의 객체를 지우고 metadata.namespace: {namespace:으로}(또는 kubectl -n {namespace}) 다시 만드세요.',
     },
     'default_scheduler': {
         'en': 'Pod {name} was placed by {found}, not KAI: spec.schedulerName is missing, so no queue, gang or fraction applies.',
-        'ko': '{name} 파드를 KAI가 아닌 {found} 가 배치했습니다: spec.schedulerName 이 빠져 큐, 갱, 분할 GPU가 적용되지 않습니다.',
+        'ko': '{name} 파드를 KAI가 아닌 {found:이} 배치했습니다: spec.schedulerName 이 빠져 큐, 갱, 분할 GPU가 적용되지 않습니다.',
     },
     'default_scheduler_hint': {
         'en': 'Add "schedulerName: {scheduler}" under spec, delete the pod and create it again.',
@@ -48,16 +48,16 @@ WORDS = {
     'not_placed': {
         'en': '{name} runs on {node}, but KAI did not place it: it has no PodBound condition from KAI\'s binder '
               '(a pod created with spec.nodeName is started without any scheduler)',
-        'ko': '{name} 이(가) {node} 에서 실행 중이지만 KAI가 배치하지 않았습니다: KAI 바인더의 PodBound 조건이 없습니다 '
+        'ko': '{name:이} {node} 에서 실행 중이지만 KAI가 배치하지 않았습니다: KAI 바인더의 PodBound 조건이 없습니다 '
               '(spec.nodeName 을 넣어 만든 파드는 스케줄러 없이 시작됩니다)',
     },
     'not_placed_hint': {
         'en': 'Delete {name} and create it again without spec.nodeName: KAI chooses the node and its binder binds the pod.',
-        'ko': '{name} 을(를) 지우고 spec.nodeName 없이 다시 만드세요: 노드는 KAI가 고르고 KAI 바인더가 파드를 바인딩합니다.',
+        'ko': '{name:을} 지우고 spec.nodeName 없이 다시 만드세요: 노드는 KAI가 고르고 KAI 바인더가 파드를 바인딩합니다.',
     },
     'node_name': {
         'en': '{name} sets spec.nodeName {node}: a pod that names its node is started without KAI',
-        'ko': '{name} 에 spec.nodeName {node} 가 있습니다: 노드를 지정한 파드는 KAI 없이 시작됩니다',
+        'ko': '{name} 에 spec.nodeName {node:이} 있습니다: 노드를 지정한 파드는 KAI 없이 시작됩니다',
     },
 }
 
@@ -111,7 +111,7 @@ def manifest_pod(snapshot, file_name, name):
     if not pods:
         found = ', '.join('%s/%s' % (d.get('kind'), kai.name_of(d)) for d in docs)
         raise stopped(bilingual('no Pod named %s (documents: %s)' % (name, found or 'none'),
-                                '%s 라는 Pod 가 없습니다 (문서: %s)' % (name, found or '없음')))
+                                '이름이 %s 인 Pod 가 없습니다 (문서: %s)' % (name, found or '없음')))
     return pods[0]
 
 
@@ -126,16 +126,17 @@ def pod_spec_problems(snapshot, pod, gpus):
     if kai.scheduler_name(pod) != kai.SCHEDULER_NAME:
         problems.append(bilingual('%s has no schedulerName: %s, so the default scheduler would place it'
                                   % (name, kai.SCHEDULER_NAME),
-                                  '%s 에 schedulerName: %s 가 없어 기본 스케줄러가 배치합니다' % (name, kai.SCHEDULER_NAME)))
+                                  '%s 에 schedulerName: %s 없어 기본 스케줄러가 배치합니다'
+                                  % (name, with_particle(kai.SCHEDULER_NAME, '이'))))
     if kai.pod_queue(pod) != RESEARCH:
         problems.append(bilingual('%s has queue label %s, expected %s' % (name, kai.pod_queue(pod), RESEARCH),
-                                  '%s 의 큐 레이블이 %s 입니다. %s 여야 합니다' % (name, kai.pod_queue(pod), RESEARCH)))
+                                  '%s 의 큐 레이블이 %s 입니다. 필요한 값은 %s 입니다' % (name, kai.pod_queue(pod), RESEARCH)))
     if kai.pod_node(pod):
         problems.append(say_both(WORDS['node_name'], name=name, node=printable(str(kai.pod_node(pod)), 120)))
     if gpus is not None and kai_gpu.gpu_limit(pod) != gpus:
         values = (name, kai_gpu.gpu_limit(pod), kai_gpu.GPU_RESOURCE, gpus)
         problems.append(bilingual('%s asks for %s %s, expected %s' % values,
-                                  '%s 의 %s 가 %s 입니다. %s 여야 합니다' % (name, kai_gpu.GPU_RESOURCE, values[1], gpus)))
+                                  '%s 의 %s 값이 %s 입니다. 필요한 값은 %s 입니다' % (name, kai_gpu.GPU_RESOURCE, values[1], gpus)))
     return problems
 
 

@@ -52,7 +52,7 @@ def solve(runner):
 WORDS = {
     'limit_fix.queue': {
         'desc': {'en': '{nolimit}\'s GPU limit patched to {limit_value}, nothing else changed',
-                 'ko': '{nolimit} 의 GPU limit 만 {limit_value} 로 patch'},
+                 'ko': '{nolimit} 의 GPU limit 만 {limit_value:으로} patch'},
         'fail': {'en': 'queue {nolimit}: {problem}', 'ko': '{nolimit} 큐: {problem}'},
         'hint': {'en': "kubectl patch queue {nolimit} --type merge -p '{limit_patch}'",
                  'ko': "kubectl patch queue {nolimit} --type merge -p '{limit_patch}'"},
@@ -75,7 +75,7 @@ def check_queue(snapshot):
     if gpu['limit'] != kai.UNLIMITED:
         found = (gpu['limit'] if gpu['limit_set'] else 'unset (0)', gpu['limit'] if gpu['limit_set'] else '없음(0)')
         return failed(bilingual('gpu limit is %s, expected %s' % (found[0], kai.UNLIMITED),
-                                'gpu limit 이 %s 입니다. %s 이어야 합니다' % (found[1], kai.UNLIMITED)), summary)
+                                'gpu limit 이 %s 입니다. 필요한 값은 %s 입니다' % (found[1], kai.UNLIMITED)), summary)
     if gpu['quota'] != NOLIMIT_QUEUE['gpu_quota'] or summary['parent'] != NOLIMIT_QUEUE['parent']:
         return failed(bilingual('more than the limit changed: quota %s, parent %s' % (gpu['quota'], summary['parent']),
                                 'limit 외에도 바뀌었습니다: quota %s, parent %s' % (gpu['quota'], summary['parent'])), summary)

@@ -76,8 +76,8 @@ WORDS = {
         'fail': {'en': '{nolimit_file}: {problem}', 'ko': '{nolimit_file}: {problem}'},
         'hint': {'en': 'While {nl1} is Pending: kubectl -n {namespace} get podgroup <{nl1}\'s PodGroup> -o yaml, copy '
                        'status.schedulingConditions[0].message (it starts with {over_limit}) into {nolimit_path}.',
-                 'ko': '{nl1} 이 Pending 일 때 kubectl -n {namespace} get podgroup <{nl1} 의 PodGroup> -o yaml 에서 '
-                       'status.schedulingConditions[0].message ({over_limit} 으로 시작) 를 {nolimit_path} 에 '
+                 'ko': '{nl1:이} Pending 일 때 kubectl -n {namespace} get podgroup <{nl1} 의 PodGroup> -o yaml 에서 '
+                       'status.schedulingConditions[0].message ({over_limit:으로} 시작) 를 {nolimit_path} 에 '
                        '복사하세요.'},
     },
 }
@@ -91,7 +91,8 @@ def check_queue(snapshot):
     if summary['parent'] != NOLIMIT_QUEUE['parent'] or summary['gpu']['quota'] != NOLIMIT_QUEUE['gpu_quota']:
         values = (summary['parent'], summary['gpu']['quota'], NOLIMIT_QUEUE['parent'], NOLIMIT_QUEUE['gpu_quota'])
         return failed(bilingual('parentQueue %s, gpu quota %s; expected %s and %s' % values,
-                                'parentQueue %s, gpu quota %s 입니다. %s 과 %s 이어야 합니다' % values), summary)
+                                'parentQueue %s, gpu quota %s 입니다. 필요한 값은 parentQueue %s, gpu quota %s 입니다'
+                                % values), summary)
     return passed(summary)
 
 

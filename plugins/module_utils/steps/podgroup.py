@@ -18,7 +18,7 @@ except ImportError:  # reported by common.require_libraries before any use
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable, with_particle
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
@@ -57,7 +57,7 @@ def solve(runner):
 WORDS = {
     'podgroup.manifest': {
         'desc': {'en': '{p1_file} asks KAI for {p1_gpus} GPU in queue {research}',
-                 'ko': '{p1_file} 이 {research} 큐에서 KAI에 GPU {p1_gpus}개를 요청'},
+                 'ko': '{p1_file:이} {research} 큐에서 KAI에 GPU {p1_gpus}개를 요청'},
         'fail': {'en': '{p1_file}: {problem}', 'ko': '{p1_file}: {problem}'},
         'hint': {'en': 'Pod {p1} in {namespace}: spec.schedulerName {scheduler}, label {queue_label}: {research}, '
                        'limits {gpu_resource}: {p1_gpus}.',
@@ -65,15 +65,15 @@ WORDS = {
                        'limits {gpu_resource}: {p1_gpus}.'},
     },
     'podgroup.running': {
-        'desc': {'en': '{p1} runs, placed by KAI', 'ko': '{p1} 이 KAI로 배치되어 실행 중'},
+        'desc': {'en': '{p1} runs, placed by KAI', 'ko': '{p1:이} KAI로 배치되어 실행 중'},
         'fail': {'en': '{p1}: {problem}', 'ko': '{p1}: {problem}'},
         'hint': {'en': 'kubectl -n {namespace} describe pod {p1} shows why; see the PodGroup with kubectl -n {namespace} '
                        'get podgroups.',
-                 'ko': 'kubectl -n {namespace} describe pod {p1} 로 이유를 보고 kubectl -n {namespace} get podgroups 로 '
+                 'ko': 'kubectl -n {namespace} describe pod {p1:으로} 이유를 보고 kubectl -n {namespace} get podgroups 로 '
                        'PodGroup을 확인하세요.'},
     },
     'podgroup.file': {
-        'desc': {'en': '{podgroup_file} names {p1}\'s PodGroup', 'ko': '{podgroup_file} 가 {p1} 의 PodGroup 이름'},
+        'desc': {'en': '{podgroup_file} names {p1}\'s PodGroup', 'ko': '{podgroup_file:이} {p1} 의 PodGroup 이름'},
         'fail': {'en': '{podgroup_file}: {problem}', 'ko': '{podgroup_file}: {problem}'},
         'hint': {'en': "kubectl -n {namespace} get pod {p1} -o jsonpath='{{.metadata.annotations.{podgroup_annotation}}}' "
                        "> {podgroup_path}",
@@ -82,34 +82,34 @@ WORDS = {
     },
     'not_p1s': {'en': 'says {claimed}, which is not the PodGroup KAI gave {p1}: KAI writes that name into {p1}\'s '
                       '{podgroup_annotation} annotation (kubectl -n {namespace} get pod {p1} -o yaml)',
-                'ko': '{claimed} 라고 되어 있지만 KAI 가 {p1} 에게 준 PodGroup 이 아닙니다. KAI 는 그 이름을 {p1} 파드의 '
+                'ko': '"{claimed}" 라고 되어 있지만 KAI 가 {p1} 에게 준 PodGroup 이 아닙니다. KAI 는 그 이름을 {p1} 파드의 '
                       '{podgroup_annotation} 어노테이션에 적습니다 (kubectl -n {namespace} get pod {p1} -o yaml)'},
     'no_podgroup': {'en': 'says {claimed}, but {p1} has no PodGroup: KAI gives a pod one (in its {podgroup_annotation} '
                           'annotation) only when it schedules the pod, with schedulerName {scheduler}',
-                    'ko': '{claimed} 라고 되어 있지만 {p1} 파드에는 PodGroup 이 없습니다. KAI 는 schedulerName {scheduler} 로 '
+                    'ko': '"{claimed}" 라고 되어 있지만 {p1} 파드에는 PodGroup 이 없습니다. KAI 는 schedulerName {scheduler:으로} '
                           '자기가 스케줄링하는 파드에만 PodGroup 을 줍니다 ({podgroup_annotation} 어노테이션)'},
     'gone': {'en': '{p1} is gone; its events show it ran through KAI but not the whole story',
-             'ko': '{p1} 이 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'},
+             'ko': '{p1:이} 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'},
     'gone_expired': {'en': '{p1} is gone (KAI may have evicted it in step {n_preempt}) and its events have expired',
-                     'ko': '{p1} 이 없고({n_preempt}단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'},
+                     'ko': '{p1:이} 없고({n_preempt}단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'},
     'both_gone': {'en': '{p1} and its PodGroup are gone (evicted in step {n_preempt}?), so {claimed} cannot be matched',
-                  'ko': '{p1} 과 PodGroup 이 없어({n_preempt}단계에서 밀려남?) {claimed} 를 대조할 수 없습니다'},
+                  'ko': '{p1:과} PodGroup 이 없어({n_preempt}단계에서 밀려남?) {claimed:을} 대조할 수 없습니다'},
     # KAI's pod-grouper names the PodGroup of a pod it groups pg-<pod>-<pod uid> and makes the pod its owner; a
     # pod created with a pod-group-name annotation (any name: its uid is not known before) is left in that one.
     'own_podgroup': {'en': '{claimed} is not a PodGroup KAI\'s pod-grouper made for {p1}: {p1} was created naming it in '
                            'its {podgroup_annotation} annotation, so KAI placed {p1} in that PodGroup and made none '
                            'of its own',
-                     'ko': '{claimed} 는 KAI pod-grouper 가 {p1} 을 위해 만든 PodGroup 이 아닙니다: {p1} 을 만들 때 '
-                           '{podgroup_annotation} annotation 으로 그 PodGroup 을 지정했으므로 KAI는 {p1} 을 그 '
+                     'ko': '{claimed:은} KAI pod-grouper 가 {p1:을} 위해 만든 PodGroup 이 아닙니다: {p1:을} 만들 때 '
+                           '{podgroup_annotation} 어노테이션으로 그 PodGroup 을 지정했으므로 KAI는 {p1:을} 그 '
                            'PodGroup 에 넣었고 자신의 PodGroup 은 만들지 않았습니다'},
     'own_podgroup_hint': {'en': 'Delete {p1} and create it again from {p1_path} without the {podgroup_annotation} '
                                 'annotation: KAI\'s pod-grouper then makes its PodGroup and writes the name into that '
                                 'annotation.',
-                          'ko': '{p1} 을 지우고 {podgroup_annotation} annotation 없이 {p1_path} 로 다시 만드세요: 그러면 '
-                                'KAI pod-grouper 가 PodGroup 을 만들고 그 이름을 annotation 에 씁니다.'},
+                          'ko': '{p1:을} 지우고 {podgroup_annotation} 어노테이션 없이 {p1_path:으로} 다시 만드세요: 그러면 '
+                                'KAI pod-grouper 가 PodGroup 을 만들고 그 이름을 어노테이션에 씁니다.'},
     'not_owned': {'en': '{claimed} is not a PodGroup KAI\'s pod-grouper made for {p1}: its ownerReferences do not name '
                         'the pod {p1} it is named after',
-                  'ko': '{claimed} 는 KAI pod-grouper 가 {p1} 을 위해 만든 PodGroup 이 아닙니다: ownerReferences 가 '
+                  'ko': '{claimed:은} KAI pod-grouper 가 {p1:을} 위해 만든 PodGroup 이 아닙니다: ownerReferences 가 '
                         '이름이 가리키는 {p1} 파드가 아닙니다'},
 }
 
@@ -177,16 +177,17 @@ def check_file(snapshot):
         if pod is not None:
             return unverified(bilingual('%s names %s but that PodGroup object is gone, so its owner cannot be checked'
                                         % (P1, claimed),
-                                        '%s 이 %s 를 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다'
-                                        % (P1, claimed)))
+                                        '%s %s 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다'
+                                        % (with_particle(P1, '이'), with_particle(claimed, '을'))))
         if claimed.startswith(kai.workload_podgroup_name(P1, '')):
             return unverified(say_both(WORDS['both_gone'], **dict(snapshot.lab, claimed=claimed)))
         return failed(bilingual('no PodGroup named %s exists in %s' % (claimed, snapshot.namespace),
-                                '%s 에 %s 라는 PodGroup 이 없습니다' % (snapshot.namespace, claimed)))
+                                '%s 에 이름이 %s 인 PodGroup 이 없습니다' % (snapshot.namespace, claimed)))
     owner = kai.podgroup_summary(podgroup)['owner']
     if owner and owner.get('name') != P1:
         return failed(bilingual('%s belongs to %s %s, not %s' % (claimed, owner.get('kind'), owner.get('name'), P1),
-                                '%s 는 %s 이 아니라 %s %s 의 것입니다' % (claimed, P1, owner.get('kind'), owner.get('name'))))
+                                '%s %s 아니라 %s %s 의 것입니다'
+                                % (with_particle(claimed, '은'), with_particle(P1, '이'), owner.get('kind'), owner.get('name'))))
     # KAI's pod-grouper makes p1 (the uid in the name) the owner; a PodGroup of no owner or another uid is not it.
     named_uid = kai.owner_uid_in_podgroup_name(claimed, P1)
     if not named_uid or kai.owner_uid(podgroup, 'Pod', P1) != named_uid:

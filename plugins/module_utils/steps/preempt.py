@@ -14,6 +14,7 @@ __metaclass__ = type
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill, with_particle
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
@@ -83,11 +84,11 @@ WORDS = {
     },
     'preempt.evicted': {
         'desc': {'en': 'KAI evicted one {train_class} pod of {train_queue} for {build_pod}',
-                 'ko': 'KAI가 {build_pod} 을 위해 {train_queue} 의 {train_class} 파드 하나를 밀어냄'},
+                 'ko': 'KAI가 {build_pod:을} 위해 {train_queue} 의 {train_class} 파드 하나를 밀어냄'},
         'fail': {'en': '{problem}', 'ko': '{problem}'},
         'hint': {'en': '{train_list} (priorityClassName {train_class}) must fill all {gpus} GPUs before {build_pod} is '
                        'created.',
-                 'ko': '{build_pod} 을 만들기 전에 {train_list} (priorityClassName {train_class}) 로 GPU {gpus}개를 모두 '
+                 'ko': '{build_pod:을} 만들기 전에 {train_list} 파드(priorityClassName {train_class})로 GPU {gpus}개를 모두 '
                        '채워야 합니다.'},
     },
 }
@@ -99,10 +100,10 @@ def check_build_running(snapshot):
     priority_class = (pod.get('spec') or {}).get('priorityClassName')
     if priority_class != BUILD_CLASS:
         problems.append(bilingual('priorityClassName is %s, expected %s' % (priority_class, BUILD_CLASS),
-                                  'priorityClassName 이 %s 입니다. %s 여야 합니다' % (priority_class, BUILD_CLASS)))
+                                  'priorityClassName 이 %s 입니다. 필요한 값은 %s 입니다' % (priority_class, BUILD_CLASS)))
     if kai.pod_queue(pod) != RESEARCH:
         problems.append(bilingual('queue is %s, expected %s' % (kai.pod_queue(pod), RESEARCH),
-                                  '큐가 %s 입니다. %s 여야 합니다' % (kai.pod_queue(pod), RESEARCH)))
+                                  '큐가 %s 입니다. 필요한 값은 %s 입니다' % (kai.pod_queue(pod), RESEARCH)))
     return learner.fail_on(problems) or passed({'phase': kai.pod_phase(pod), 'priorityClassName': BUILD_CLASS})
 
 
@@ -110,22 +111,22 @@ CANDIDATES = (P1,) + TRAIN_PODS
 
 WHY = {
     'not_victims_podgroup': {'en': '{object} is not the PodGroup of {victim} ({podgroup})',
-                             'ko': '{object} 는 {victim} 의 PodGroup({podgroup})이 아닙니다'},
+                             'ko': '{object:은} {victim} 의 PodGroup({podgroup})이 아닙니다'},
     'unknown_victim': {'en': 'no pod {victim} of this lab is known (not now, not in the record, not in its own events '
                              'before {build} came)',
                        'ko': '이 실습의 {victim} 파드를 알 수 없습니다 (지금도, 기록에도, {build} 이전의 자기 이벤트에도 없음)'},
     'not_for_build': {'en': 'its preemptor is {preemptor}, not {build}\'s PodGroup {podgroup}',
-                      'ko': '선점한 쪽이 {build} 의 PodGroup {podgroup} 이 아니라 {preemptor} 입니다'},
+                      'ko': '선점한 쪽이 {build} 의 PodGroup {podgroup:이} 아니라 {preemptor} 입니다'},
     'after_build': {'en': 'it was stored at {stored}, after {build} was scheduled at {scheduled}',
-                    'ko': '{build} 이 {scheduled} 에 배치된 뒤인 {stored} 에 저장되었습니다'},
+                    'ko': '{build:이} {scheduled} 에 배치된 뒤인 {stored} 에 저장되었습니다'},
     'before_build': {'en': 'it was stored at {stored}, before {build} was created at {created}',
-                     'ko': '{build} 이 {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
+                     'ko': '{build:이} {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
 }
 
 
 def _why(key, **values):
     values = dict(values, build=BUILD_POD)
-    return bilingual(WHY[key]['en'].format(**values), WHY[key]['ko'].format(**values))
+    return bilingual(WHY[key]['en'].format(**values), fill(WHY[key]['ko'], **values))
 
 
 def preempt_objects(snapshot, events):
@@ -206,7 +207,7 @@ def still_there(snapshot, victim):
     remaining = snapshot.pod(victim)
     if remaining is not None and not kai.meta(remaining).get('deletionTimestamp'):
         return failed(bilingual('%s was marked for eviction but still exists' % victim,
-                                '%s 이(가) 밀려나야 했지만 아직 있습니다' % victim))
+                                '%s 밀려나야 했지만 아직 있습니다' % with_particle(victim, '이')))
     return None
 
 
@@ -240,9 +241,9 @@ def check_evicted(snapshot):
     values = {'train': TRAIN_CLASS, 'queue': RESEARCH, 'build': BUILD_POD, 'trains': ', '.join(TRAIN_PODS)}
     return failed(bilingual('no Evict event from KAI for a {train} pod of {queue}; {build} did not preempt anything '
                             '(were {trains} running with priorityClassName {train} when {build} came?)'.format(**values),
-                            '{queue} 의 {train} 파드에 대한 KAI의 Evict 이벤트가 없습니다. {build} 이 선점하지 않았습니다 '
-                            '({build} 을 만들 때 {trains} 가 priorityClassName {train} 으로 실행 중이었나요?)'
-                            .format(**values)),
+                            fill('{queue} 의 {train} 파드에 대한 KAI의 Evict 이벤트가 없습니다. {build:이} 선점하지 않았습니다 '
+                                 '({build:을} 만들 때 {trains:이} priorityClassName {train:으로} 실행 중이었나요?)',
+                                 **values)),
                   {'evictions': evictions})
 
 
@@ -251,17 +252,17 @@ def expired_eviction(trains_gone):
     are gone the other was deleted in step 7, and only the events told which."""
     if len(trains_gone) == 1:
         return bilingual('no events are left to show that KAI evicted %s for %s' % (trains_gone[0], BUILD_POD),
-                         'KAI가 %s 을 위해 %s 을(를) 밀어냈다는 것을 보여줄 이벤트가 남아 있지 않습니다'
-                         % (BUILD_POD, trains_gone[0]))
+                         'KAI가 %s 위해 %s 밀어냈다는 것을 보여줄 이벤트가 남아 있지 않습니다'
+                         % (with_particle(BUILD_POD, '을'), with_particle(trains_gone[0], '을')))
     values = (', '.join(trains_gone), BUILD_POD, fraction.STEP.number)
     return bilingual('no events are left to show which one of %s KAI evicted for %s (the other is deleted in step %d)'
                      % values,
-                     '%s 중 KAI가 %s 을 위해 밀어낸 하나가 어느 것인지 보여줄 이벤트가 남아 있지 않습니다 '
-                     '(다른 하나는 %d단계에서 지웁니다)' % values)
+                     '%s 중 KAI가 %s 위해 밀어낸 하나가 어느 것인지 보여줄 이벤트가 남아 있지 않습니다 '
+                     '(다른 하나는 %d단계에서 지웁니다)' % (values[0], with_particle(values[1], '을'), values[2]))
 
 
 STEP = Step(
-    'preempt', 6, {'en': '%s evicts %s' % (BUILD_CLASS, TRAIN_CLASS), 'ko': '%s가 %s을 밀어낸다' % (BUILD_CLASS, TRAIN_CLASS)},
+    'preempt', 6, {'en': '%s evicts %s' % (BUILD_CLASS, TRAIN_CLASS), 'ko': '%s %s 밀어낸다' % (with_particle(BUILD_CLASS, '이'), with_particle(TRAIN_CLASS, '을'))},
     [], '%s Running; exactly one preemptible %s pod evicted by KAI' % (BUILD_POD, RESEARCH), solve, (
         Check('preempt.build_running', 2, check_build_running, WORDS['preempt.build_running']),
         Check('preempt.evicted', 2, check_evicted, WORDS['preempt.evicted']),

@@ -107,24 +107,24 @@ def queue_problems(queue, name, want):
     problems = []
     if summary['parent'] != want['parent']:
         problems.append(bilingual('%s has parentQueue %s, expected %s' % (name, summary['parent'], want['parent']),
-                                  '%s 의 parentQueue 가 %s 입니다. %s 여야 합니다' % (name, summary['parent'], want['parent'])))
+                                  '%s 의 parentQueue 가 %s 입니다. 필요한 값은 %s 입니다' % (name, summary['parent'], want['parent'])))
     if summary['gpu']['quota'] != want['gpu_quota']:
         values = (name, summary['gpu']['quota'], want['gpu_quota'])
         problems.append(bilingual('%s gpu quota is %s, expected %s' % values,
-                                  '%s 의 gpu quota 가 %s 입니다. %s 여야 합니다' % values))
+                                  '%s 의 gpu quota 가 %s 입니다. 필요한 값은 %s 입니다' % values))
     if want['gpu_limit'] is not None and not summary['gpu']['limit_set']:
         problems.append(say_both(WORDS['queues.hierarchy']['unset_limit'], name=name))
     elif want['gpu_limit'] is not None and summary['gpu']['limit'] != want['gpu_limit']:
         values = (name, summary['gpu']['limit'], want['gpu_limit'])
         problems.append(bilingual('%s gpu limit is %s, expected %s' % values,
-                                  '%s 의 gpu limit 이 %s 입니다. %s 여야 합니다' % values))
+                                  '%s 의 gpu limit 이 %s 입니다. 필요한 값은 %s 입니다' % values))
     for resource in ('cpu', 'memory'):
         got = summary[resource]
         if (got['quota'], got['limit']) != (CPU_MEMORY['quota'], CPU_MEMORY['limit']):
             problems.append(bilingual('%s %s quota/limit are %s/%s, expected %s/%s'
                                       % (name, resource, got['quota'], got['limit'] if got['limit_set'] else 'unset',
                                          CPU_MEMORY['quota'], CPU_MEMORY['limit']),
-                                      '%s 의 %s quota/limit 이 %s/%s 입니다. %s/%s 이어야 합니다'
+                                      '%s 의 %s quota/limit 이 %s/%s 입니다. 필요한 값은 %s/%s 입니다'
                                       % (name, resource, got['quota'], got['limit'] if got['limit_set'] else '없음',
                                          CPU_MEMORY['quota'], CPU_MEMORY['limit'])))
     return problems

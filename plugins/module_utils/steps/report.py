@@ -76,7 +76,7 @@ WORDS = {
         'fail': {'en': '{report_file}: {problem}', 'ko': '{report_file}: {problem}'},
         'hint': {'en': 'Compute each value from this cluster with kubectl (all namespaces for {report_keys[0]}) and '
                        'write it again.',
-                 'ko': '이 클러스터에서 kubectl 로 각 값을 다시 계산해 작성하세요 ({report_keys[0]} 는 모든 네임스페이스).'},
+                 'ko': '이 클러스터에서 kubectl 로 각 값을 다시 계산해 작성하세요 ({report_keys[0]:은} 모든 네임스페이스).'},
         'copied': {'en': '{key} is {claimed}, a GPU this cluster never handed out: this {file} was not computed '
                          'from this cluster. Read the {visible_devices} that {pod} got here',
                    'ko': '{key:이} {claimed} 인데, 이 클러스터가 내준 적 없는 GPU 입니다: 이 클러스터에서 계산한 '
@@ -99,9 +99,9 @@ WORDS = {
         },
         'missing_value': {'en': 'missing', 'ko': '없음'},
         'no_pod': {'en': '{key} is the GPU KAI gave pod {pod}, and there is no pod {pod} in {namespace}',
-                   'ko': '{key} 는 KAI가 {pod} 파드에 준 GPU 인데, {namespace} 에 {pod} 파드가 없습니다'},
+                   'ko': '{key:은} KAI가 {pod} 파드에 준 GPU 인데, {namespace} 에 {pod} 파드가 없습니다'},
         'no_gpu': {'en': '{key} is the GPU KAI gave pod {pod}, and the cluster shows none: {why}',
-                   'ko': '{key} 는 KAI가 {pod} 파드에 준 GPU 인데, 클러스터에 그런 GPU 가 없습니다: {why}'},
+                   'ko': '{key:은} KAI가 {pod} 파드에 준 GPU 인데, 클러스터에 그런 GPU 가 없습니다: {why}'},
     },
 }
 
@@ -125,16 +125,21 @@ def check_file(snapshot):
     extra = sorted(set(claims) - set(REPORT_KEYS))
     problems = []
     if missing:
-        problems.append(bilingual('missing key(s) %s' % ', '.join(missing), '키 %s 가 없습니다' % ', '.join(missing)))
+        problems.append(bilingual('missing key(s) %s' % ', '.join(missing),
+                                  '키 %s 없습니다' % learner_text.with_particle(', '.join(missing), '이')))
     if extra:
-        problems.append(bilingual('unexpected key(s) %s' % ', '.join(extra), '필요 없는 키 %s 가 있습니다' % ', '.join(extra)))
+        problems.append(bilingual('unexpected key(s) %s' % ', '.join(extra),
+                                  '필요 없는 키 %s 있습니다' % learner_text.with_particle(', '.join(extra), '이')))
     for key in (GPU_ALLOCATED, RESERVATION_PODS):
         if key in claims and not count_of(claims[key]):
             shown = learner_text.printable(repr(claims[key]), 60)
             problems.append(bilingual('%s must be a number, a whole one from 0 to %d, not %s' % (key, MAX_COUNT, shown),
-                                      '%s 는 %s 가 아니라 숫자, 0 에서 %d 사이의 정수여야 합니다' % (key, shown, MAX_COUNT)))
+                                      '%s %s 아니라 숫자, 0 에서 %d 사이의 정수여야 합니다'
+                                      % (learner_text.with_particle(key, '은'), learner_text.with_particle(shown, '이'),
+                                         MAX_COUNT)))
     if SHARED_GPU in claims and not isinstance(claims[SHARED_GPU], str):
-        problems.append(bilingual('%s must be a string' % SHARED_GPU, '%s 는 문자열이어야 합니다' % SHARED_GPU))
+        problems.append(bilingual('%s must be a string' % SHARED_GPU,
+                                  '%s 문자열이어야 합니다' % learner_text.with_particle(SHARED_GPU, '은')))
     return learner.fail_on(problems) or passed(claims)
 
 

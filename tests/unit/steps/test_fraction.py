@@ -72,7 +72,7 @@ def test_fraction_yaml_without_the_annotation_names_it_missing(grade, fixtures):
     assert files["fraction.yaml"].count("gpu-fraction") == 1
     en, ko = both_langs(grade, state, files)
     assert checks(en)["fraction.manifest"]["message"] == "fraction.yaml: fr-1: it has no gpu-fraction annotation"
-    assert u"gpu-fraction annotation 이 없습니다" in checks(ko)["fraction.manifest"]["message"]
+    assert u"gpu-fraction 어노테이션이 없습니다" in checks(ko)["fraction.manifest"]["message"]
     assert "None" not in checks(ko)["fraction.manifest"]["message"]
 
 

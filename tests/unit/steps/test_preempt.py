@@ -77,7 +77,7 @@ def test_expired_events_with_one_train_pod_gone_name_that_one(grade, fixtures):
     assert checks(en)["preempt.evicted"]["message"] == \
         "Could not be verified: no events are left to show that KAI evicted tr-2 for bd-1"
     assert "tr-1" not in checks(ko)["preempt.evicted"]["message"]
-    assert u"tr-2 을(를) 밀어냈다는" in checks(ko)["preempt.evicted"]["message"]
+    assert u"bd-1 을 위해 tr-2 를 밀어냈다는" in checks(ko)["preempt.evicted"]["message"]
 
 
 def test_expired_events_on_real_kai_v017_say_one_of_the_two_was_evicted(grade, fixtures):

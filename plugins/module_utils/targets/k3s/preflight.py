@@ -152,7 +152,7 @@ def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=Non
             % (python or 'unknown', ', '.join(pythons)),
             '이 VM에서 Ansible을 실행하는 Python은 %s 입니다. 랩의 Python 환경은 Python %s 용으로 고정되어 '
             '있습니다(roles/k3s/files/constraints/). ansible_python_interpreter를 이미지 기본 '
-            '/usr/bin/python3 로 지정하거나, tests/k3s_python_constraints.py 로 이 Python용 고정 목록을 '
+            '/usr/bin/python3 으로 지정하거나, tests/k3s_python_constraints.py 로 이 Python용 고정 목록을 '
             '추가하세요.' % (python or '알 수 없음', ', '.join(pythons))))
     machine = facts.get('architecture', '')
     if 'architecture' not in skip and machine not in ARCHITECTURES:
