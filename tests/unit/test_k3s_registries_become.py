@@ -199,8 +199,10 @@ def test_the_admin_kubeconfig_goes_to_root_only():
                        "mode": "0600"}]
     learner = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "learner_access.yml").read_text())
     written = next(t for t in learner if t["name"].startswith("Write the learner's kubeconfig"))
-    assert written["ansible.builtin.template"]["src"] == "learner_kubeconfig.yaml.j2"
-    assert written["ansible.builtin.template"]["mode"] == "0600" and written["no_log"] is True
+    # Through the module that follows no link in the learner's home (issue 40), which never logs the content.
+    module = written["gsb.kai_lab.kai_lab_learner_file"]
+    assert module["content"] == "{{ lookup('ansible.builtin.template', 'learner_kubeconfig.yaml.j2') }}"
+    assert module["mode"] == "0600" and module["user"] == "{{ kai_lab_learner_user }}"
 
 
 def test_the_example_inventory_shows_both_forms():

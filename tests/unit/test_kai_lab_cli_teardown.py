@@ -27,7 +27,14 @@ def _removed(**overrides):
     variables.update(kai_lab_collection_version="0.1.0", **overrides)
     templar = Templar(loader=DataLoader(), variables=variables)
     tasks = yaml.safe_load((ROOT / "roles" / "kai_lab" / "tasks" / "cli_remove.yml").read_text())
-    return [path for task in tasks for path in templar.template(trust_as_template(task["loop"]))]
+    removed = []
+    for task in tasks:
+        if "loop" in task:
+            removed += templar.template(trust_as_template(task["loop"]))
+        elif templar.evaluate_conditional(trust_as_template(task["when"])):
+            # The learner's kubeconfig: a path in its home, removed through the module that follows no link.
+            removed.append(templar.template(trust_as_template(task["gsb.kai_lab.kai_lab_learner_file"]["path"])))
+    return removed
 
 
 # The sudo rule of a sim with its own state directory is its own (sha1 of the directory, 12 digits).
@@ -49,7 +56,7 @@ def test_teardown_removes_what_provision_installed_outside_the_state(target, sta
 def test_teardown_removes_the_learners_kubeconfig():
     assert _removed(kai_lab_target="k3s", kai_lab_sim_state_dir="/unused", kai_lab_learner_user="learner",
                     ansible_facts={"getent_passwd": {"learner": ["x", "1001", "1001", "", "/home/learner", "/bin/sh"]}},
-                    kai_lab_sim_default_state_dir="/root/.local/state/gsb-kai-lab/sim")[-2] == "/home/learner/.kube/config"
+                    kai_lab_sim_default_state_dir="/root/.local/state/gsb-kai-lab/sim")[-1] == "/home/learner/.kube/config"
 
 
 def test_the_teardown_playbook_removes_kai_lab_before_the_cluster():
