@@ -47,20 +47,8 @@ VERSIONS = ["v0.12.0", hand.KAI_VERSION]
 FORGED_UIDS = {"fr-1": "0b7c1b7e-5f4e-4c8e-9a53-2f3f1f6c0a11", "fr-2": "6d2e8a90-1c3b-4f7d-8e21-7a9c4b5d3e22"}
 
 
-@pytest.fixture
-def graded(tmp_path, fake_cluster, fixtures):
-    counter = {"n": 0}
-
-    def run(state, kai_version, lang="en"):
-        counter["n"] += 1
-        workdir = fixtures.write_files(tmp_path / ("w%d" % counter["n"]), state["files"])
-        return Grader(Snapshot(fake_cluster(state), NS, workdir, kai_version=kai_version), lang=lang).run()
-
-    return run
-
-
-def finished(fixtures, version):
-    return copy.deepcopy(fixtures.sim("08-report")) if version == "v0.12.0" else hand.hand_state(8)
+# The grade of a recorded lab and the finished lab on both KAI versions, as the placement forgeries use them.
+from test_forged_placement import finished, graded  # noqa: E402,F401  (graded is a fixture)
 
 
 def renamed(obj, old, new):

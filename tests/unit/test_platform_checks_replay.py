@@ -95,6 +95,18 @@ def run(command, entry, setup_dir):
     return done
 
 
+def _entries(tmp_path, checks, workdir, lang, server):
+    """{platform: (its kai-lab entry script over the served cluster, its setup directory)} for each script."""
+    entries = {}
+    for platform, _command, _prefix in checks:
+        where = tmp_path / platform
+        where.mkdir()
+        kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
+        entries[platform] = (render_entry(where, write_config(where, workdir, lang=lang, kubeconfig=kubeconfig)),
+                             where / "setup")
+    return entries
+
+
 @pytest.mark.parametrize("step", STEPS, ids=[s.id for s in STEPS])
 @pytest.mark.parametrize("done", [True, False], ids=["done", "not-done"])
 @pytest.mark.parametrize("lang", LANGS)
@@ -120,13 +132,7 @@ def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(t
                 assert HANGUL.search(first["message"]), first["message"]
             expected = FAILURE_LINE[lang] % (first["id"], first["message"].rstrip(". "), first["hint"] or "-")
         checks, iximiuz = scripts(packages, step)
-        entries = {}
-        for platform, _command, _prefix in checks:
-            where = tmp_path / platform
-            where.mkdir()
-            kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
-            entries[platform] = (render_entry(where, write_config(where, workdir, lang=lang, kubeconfig=kubeconfig)),
-                                 where / "setup")
+        entries = _entries(tmp_path, checks, workdir, lang, server)
         # The three packages' scripts at once, as three learners' machines would run them.
         with ThreadPoolExecutor(max_workers=len(checks)) as pool:
             said = dict(zip([c[0] for c in checks],
@@ -172,13 +178,7 @@ def test_a_learners_flood_is_a_failed_check_on_every_platform_never_a_broken_mac
         assert first["message"].startswith("Namespace kai-lab holds 45 pods, more than the grade reads of one kind")
         expected = FAILURE_LINE[lang] % (first["id"], first["message"].rstrip(". "), first["hint"] or "-")
         checks, iximiuz = scripts(exported[lang], step)
-        entries = {}
-        for platform, _command, _prefix in checks:
-            where = tmp_path / platform
-            where.mkdir()
-            kubeconfig = fake_api.kubeconfig(where / "kubeconfig.yaml", server.url)
-            entries[platform] = (render_entry(where, write_config(where, workdir, lang=lang, kubeconfig=kubeconfig)),
-                                 where / "setup")
+        entries = _entries(tmp_path, checks, workdir, lang, server)
         # The step's failure first (iximiuz's task says nothing, its hintcheck says it); any line after it is not
         # this test's (a platform may add a note of its own).
         for platform, command, prefix in checks:
