@@ -22,10 +22,9 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, joined, passed, say, say_both)
+    FRACTION_PODS, RESEARCH, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, joined, passed, say, say_both)
 
 FILE = 'fraction.yaml'
-FRACTION_PODS = ('fr-1', 'fr-2')
 FRACTION = '0.5'
 # GPUs of the lab node (fake-gpu-operator's gpuCount).
 NODE_GPUS = 4
@@ -284,8 +283,9 @@ def check_shared(snapshot):
 
 
 STEP = Step(
-    'fraction', 7, {'en': 'Two pods share one GPU', 'ko': '두 파드가 GPU 하나를 나눠 쓴다'}, [FILE],
+    'fraction', {'en': 'Two pods share one GPU', 'ko': '두 파드가 GPU 하나를 나눠 쓴다'}, [FILE],
     '%s Running on one GPU with one reservation pod' % ' and '.join(FRACTION_PODS), solve, (
         Check('fraction.manifest', 1, check_manifest, WORDS['fraction.manifest'], files_only=True),
         Check('fraction.shared', 3, check_shared, WORDS['fraction.shared']),
-    ))
+    ), words=[WORDS], deletes=TRAIN_PODS, evictable=FRACTION_PODS,
+    objects=lambda namespace: {'pods': fraction_pods(namespace), 'fraction_pods': fraction_pods(namespace)})
