@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Issue 18 rows 3, 7, 8 and 9, on the recorded solved sim lab (lab_states.finished(),
-KAI v0.12.0) and the real v0.17.0 one (fixtures/kai-v0.17.0/hand-step8):
+KAI v0.12.0) and the real v0.17.0 one (fixtures/kai-v0.17.0/hand-report):
 
 - row 3: a pod of the lab namespace annotated gpu-fraction NaN, Infinity,
   1e999 or -1 (KAI's webhook admits them) is graded, never a crash;

@@ -175,10 +175,10 @@ def test_resolve_env_follows_the_configmap_reference(fixtures):
     assert kai_gpu.resolve_env(fixtures.find(state["pods"], "p1"), state["configmaps"]) is None
 
 
-@pytest.mark.parametrize("step", ["07-fraction", "08-report"])
+@pytest.mark.parametrize("step", ["fraction", "report"])
 def test_kais_shared_device_is_read_from_the_configmap_the_pod_owns_only(fixtures, step):
     """kai_shared_device on the recorded pair (KAI v0.12.0), then each way a pod's creator could name a device."""
-    state = fixtures.sim(step)
+    state = fixtures.after(step)
     configmaps = state["configmaps"]
     fr1, fr2 = fixtures.find(state["pods"], "fr-1"), fixtures.find(state["pods"], "fr-2")
     assert kai_gpu.kai_shared_device(fr1, configmaps) == kai_gpu.kai_shared_device(fr2, configmaps) == (SHARED_GPU, None)

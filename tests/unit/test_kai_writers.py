@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Who writes KAI's word, by name, on the objects recorded from real KAI v0.17.0
-(fixtures/kai-v0.17.0/hand-step*/, from shared/fixtures/kai-v0.17.0/), and
+(fixtures/kai-v0.17.0/hand-<step>/, from shared/fixtures/kai-v0.17.0/), and
 the names the lab gives them.
 
 KAI's scheduler has the status updater that writes the PodGroups' conditions
