@@ -207,6 +207,8 @@ def evictors(victim):
 def others(snapshot, rejected, step_id):
     """rejected [(event, why)] without the events another step's declared eviction found: KAI's word about
     that step's eviction, not a forgery offered for this one."""
+    if not rejected:
+        return rejected
     theirs = set(id(e.event) for e in record(snapshot) if e.step_id != step_id)
     return [(event, why) for event, why in rejected if id(event) not in theirs]
 
