@@ -361,15 +361,15 @@ def test_check_prints_the_steps_result_first_and_the_kai_note_only_on_a_step_it_
     """Before, every check began with two long lines: which KAI (with the steps it changes) and the whole
     protection verdict. Now the verdict is the first line; the KAI note comes only on the steps whose form
     differs on the KAI that runs, and what protects the grade is one short sentence."""
-    state, workdir = lab(tmp_path, 5)
+    state, workdir = lab(tmp_path, "gang")
     record = tmp_path / "kai-v0.12.0.json"
     record.write_text(json.dumps(kai_running.sim_record("v0.12.0", "", {})))
     for lang in ("en", "ko"):
         config = write_config(tmp_path, workdir, lang=lang, kai_record=str(record))
-        for step_id in STEP_IDS[:5]:
+        for step_id in STEP_IDS[:STEP_IDS.index("gang") + 1]:
             code, out, _ = kai_lab(config, "check", step_id, cluster=FakeCluster(state))
             lines = out.splitlines()
-            number = STEP_IDS.index(step_id) + 1
+            number = steps.step(step_id).number
             assert lines[0].startswith("step %d %s " % (number, step_id) if lang == "en" else "%d단계 %s " % (number, step_id))
             noted = [line for line in lines if "v0.12.0" in line]
             assert len(noted) == (1 if step_id == "gang" else 0), out

@@ -2,7 +2,7 @@
 
 The cluster is the sim's right after a full provision (fixtures/sim-provision:
 its record and what its API server listed, KAI v0.12.0), with the lab's
-queues of a solved lab (fixtures/sim/07-fraction.json) and, as a learner
+queues of a solved lab (fixtures/sim/steps/fraction.json) and, as a learner
 with the lab's admin kubeconfig leaves them, a queue of their own with a
 child, a child hung under the lab's research queue, a PriorityClass, an
 admission policy with its binding that denies every Queue, and the gang
@@ -59,7 +59,7 @@ def lab_objects():
 
 def cluster_lists(lab_own=True):
     lists = load_json(RECORDED / "provisioned-objects.json")
-    solved = load_json(FIXTURES / "sim" / "07-fraction.json")["queues"]
+    solved = lab_states.lab_after("fraction")["queues"]
     for queue in solved:
         if queue["metadata"]["name"] in steps.QUEUE_NAMES:
             queue["metadata"]["creationTimestamp"] = "2026-12-01T21:40:00Z"
