@@ -196,8 +196,8 @@ def check_file(snapshot):
         if evicted:
             return passed({'podgroup': claimed, 'evicted': evicted[-1].summary['message']})
         if claimed.startswith(kai.workload_podgroup_name(P1, '')):
-            return unverified(say_both(WORDS['both_gone'], **dict(snapshot.lab, claimed=claimed,
-                                                                    n_evicting=evicting_steps(snapshot))))
+            words = dict(snapshot.lab, claimed=claimed, n_evicting=evicting_steps(snapshot))
+            return unverified(say_both(WORDS['both_gone'], **words))
         return failed(bilingual('no PodGroup named %s exists in %s' % (claimed, snapshot.namespace),
                                 '%s 에 이름이 %s 인 PodGroup 이 없습니다' % (snapshot.namespace, claimed)))
     owner = kai.podgroup_summary(podgroup)['owner']
