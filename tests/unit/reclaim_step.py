@@ -99,7 +99,8 @@ STEP = Step(
     "%s Running; KAI reclaimed research's borrowed GPU; %s names the pods" % (OPS_POD, FILE), solve, (
         Check("reclaim.running", 2, check_running, WORDS["reclaim.running"]),
         Check("reclaim.file", 2, check_file, WORDS["reclaim.file"]),
-    ), words=[WORDS], values=values, began_by=[OPS_POD], evicts=[EVICTS])
+    ), words=[WORDS], values=values, began_by=[OPS_POD], evicts=[EVICTS],
+    objects=lambda namespace: {"pods": [ops_pod(namespace)]})
 
 TEXT = {
     "en": {

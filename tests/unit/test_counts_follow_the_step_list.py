@@ -98,7 +98,9 @@ def prose_rules():
 def code_rules():
     """(what it copies, test of a line) for code."""
     steps, checks, points = counts()
-    number = re.compile(r"(?<![\w.:/%%-])(?:%s)(?![\w.:/-])" % "|".join(sorted(set(map(str, (steps, checks, points))))))
+    # A number with a unit (8 MiB, 17 s, 28 %) is a size or a time, no count.
+    number = re.compile(r"(?<![\w.:/%%-])(?:%s)(?![\w.:/-])(?!\s*(?:[KMG]i?B|ms|s|%%)(?![\w]))"
+                        % "|".join(sorted(set(map(str, (steps, checks, points))))))
     score = re.compile(r"score[\"']?\]?\s*(?:==|:|=)\s*(\d+\.\d+)|score.*==\s*\(\s*(\d+\.\d+)\s*,", re.I)
 
     def counted(line):
@@ -195,6 +197,7 @@ def left_alone():
         ("tests/unit/test_x.py", '    "duration": 0.1, "score": 100.0, "points": 0, "max_points": 0,'),
         ("plugins/x.py", "    number = int(value, %d) if isinstance(value, str) else int(value)" % steps),
         ("tests/unit/test_x.py", "Row 3 (steps 7 and %d): a pod's label" % steps),
+        ("tests/unit/test_x.py", '    assert failed and c["message"].startswith("pods: 49, more than (%d MiB)"' % steps),
     ]
 
 
