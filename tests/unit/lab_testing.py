@@ -75,12 +75,13 @@ def all_gpu_resources(pod_spec):
 
 
 @contextlib.contextmanager
-def registered(step, text=None, state=None):
+def registered(step, text=None, state=None, after=None):
     """The step list with step added last, as a lab author adds a step: its text ({lang: {summary, task,
     context}}) in the lab text's steps, and how its recorded state follows from the lab before it
-    (state(before, source) -> after; lab_states.ADDED). Everything goes back afterwards."""
+    (state(before, source) -> after; lab_states.ADDED). after: the steps it follows (default: the step list
+    now; a recording of the lab's own steps and this one: registry.LAB). Everything goes back afterwards."""
     previous = steps.STEPS
-    steps.use(previous + (step,))
+    steps.use((previous if after is None else after) + (step,))
     for lang, words in (text or {}).items():
         lab_text.TEXTS[lang]["steps"][step.id] = words
     if state is not None:

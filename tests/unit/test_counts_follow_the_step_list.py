@@ -81,8 +81,7 @@ def prose_rules():
         ("the number of steps", re.compile(r"\b(?:%d|%s)\s+(?:[\w-]+\s+){0,2}(?:steps|tasks)\b"
                                            % (steps, word(EN, steps)), re.I)),
         ("the number of steps", re.compile(r"(?<![\w가-힣])%s\s*(?:개\s*)?(?:단계|과제)" % word(KO, steps))),
-        ("the range of the step numbers", re.compile(r"\bsteps?\s+1\s*(?:-|–|to|through|\.\.)\s*%d\b|range\(1,\s*%d\)"
-                                                     % (steps, steps + 1), re.I)),
+        ("the range of the step numbers", re.compile(r"\bsteps?\s+1\s*(?:-|–|to|through|\.\.)\s*%d\b" % steps, re.I)),
         ("the number of checks", re.compile(r"\b(?:%d|%s)\s+(?:[\w-]+\s+){0,2}checks\b" % (checks, word(EN, checks)),
                                             re.I)),
         ("the lab's points", re.compile(r"\b\d+/%d\b|\b(?:%d|%s)\s+(?:[\w-]+\s+)?points\b|\"(?:max_)?points\":\s*%d\b"
@@ -110,7 +109,11 @@ def code_rules():
     def scored(line):
         return [v for pair in score.findall(line) for v in pair if v and float(v) not in (0.0, 100.0)]
 
-    return [("a count of the step list", counted), ("a score of the lab's points", scored)]
+    def ranged(line):
+        return re.search(r"\bsteps?\b|number", line, re.I) and re.search(r"range\(1,\s*%d\)" % (steps + 1), line)
+
+    return [("a count of the step list", counted), ("a score of the lab's points", scored),
+            ("the range of the step numbers", ranged)]
 
 
 def copies(path, text):
@@ -198,6 +201,7 @@ def left_alone():
         ("plugins/x.py", "    number = int(value, %d) if isinstance(value, str) else int(value)" % steps),
         ("tests/unit/test_x.py", "Row 3 (steps 7 and %d): a pod's label" % steps),
         ("tests/unit/test_x.py", '    assert failed and c["message"].startswith("pods: 49, more than (%d MiB)"' % steps),
+        ("tests/unit/test_x.py", '    + "".join("a%%d: &a%%d [x]" %% (i, i) for i in range(1, %d)))' % (steps + 1)),
     ]
 
 

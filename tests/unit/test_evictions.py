@@ -42,7 +42,8 @@ def recorded(name):
 
 @pytest.fixture
 def reclaim():
-    with registered(reclaim_step.STEP, reclaim_step.TEXT):
+    """The reclaim step after the lab's own steps, as it was recorded (fixtures/added)."""
+    with registered(reclaim_step.STEP, reclaim_step.TEXT, after=registry.LAB):
         yield reclaim_step.STEP
 
 
@@ -107,7 +108,7 @@ def test_nothing_is_assumed_an_undeclared_reclaim_fails_the_steps_it_broke(lab):
     """The same reclaim by a step that does not declare it: step 7's pods and step 8's allocation are gone."""
     quiet = copy.copy(reclaim_step.STEP)
     quiet.evicts = ()
-    with registered(quiet, reclaim_step.TEXT):
+    with registered(quiet, reclaim_step.TEXT, after=registry.LAB):
         lab.grade(recorded("report"), now=BEFORE_RECLAIM)
         by_id = checks(lab.grade(recorded("reclaim")))
     assert by_id["fraction.shared"]["status"] == FAILED

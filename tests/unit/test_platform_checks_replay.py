@@ -157,8 +157,8 @@ def test_a_learners_flood_is_a_failed_check_on_every_platform_never_a_broken_mac
     platform's check of step 2 says the flood as the step's failure (exit 1), and iximiuz's failcheck never
     marks the playground broken (kai-lab said "could not grade", exit 2, before)."""
     from test_flood import flood
-    lang, step = "en", STEPS[1]
-    state = recorded(step.number)
+    lang, step = "en", registry.step("podgroup")
+    state = recorded(step.id, True)
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
     server = fake_api.start(hand.add_jobs(FakeCluster(state), state), texts=flood())
     try:

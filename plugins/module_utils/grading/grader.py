@@ -318,13 +318,9 @@ class Grader(object):
     def run_check(self, check):
         started = time.monotonic()
         result = self.result_of(check)
-        if result.status != PASSED and check is not ENVIRONMENT_CHECK and not self.snapshot.error \
-                and steps.step(check.step_id).evictable:
+        if result.status != PASSED and check is not ENVIRONMENT_CHECK and not self.snapshot.error:
             # A later step's declared eviction took this step's pods: what a grade verified before stands.
-            try:
-                result = evictions.verified_before_eviction(self.snapshot, check, steps.step(check.step_id)) or result
-            except Stop:
-                pass  # the lab's objects cannot be read (a flood): the check's own result says so
+            result = evictions.stands(self.snapshot, check, steps.step(check.step_id), result)
         graded = {'id': check.id, 'step': check.step_id, 'weight': check.weight,
                   'description': say(check.words['desc'], self.lang, **self.snapshot.lab),
                   'status': result.status, 'passed': result.status == PASSED,

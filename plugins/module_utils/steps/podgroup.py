@@ -135,7 +135,7 @@ def check_running(snapshot):
 
 
 def evicting_steps(snapshot, present=False):
-    """The steps whose declared evictions may take p1 (evictions.evictors), as words: '6' or '6, 9'.
+    """The numbers of the steps whose declared evictions may take p1 (evictions.evictors), comma-separated.
     present: only those whose evicting pod exists now (the lab has reached them)."""
     numbers = [str(step.number) for step, by in evictions.evictors(P1) if not present or snapshot.pod(by) is not None]
     return ', '.join(numbers)
