@@ -101,7 +101,8 @@ def test_a_declared_reclaim_after_the_lab_is_no_mistake_of_the_steps_before(lab,
     assert by_id["preempt.evicted"]["evidence"]["victim"] == "tr-2" and "not_proof" not in by_id["preempt.evicted"]["evidence"]
     assert sorted(after["record"]["used"]) == ["fraction.shared", "report.values"]
     korean = checks(lab.grade(recorded("reclaim"), lang="ko"))
-    assert "단계에서 KAI가 fr-1, fr-2 을(를) 밀어내기 전" in korean["fraction.shared"]["message"]
+    assert "%d단계에서 KAI가 fr-1, fr-2 를 밀어내기 전 (ops-1 을 위한 reclaim)" % reclaim.number in \
+        korean["fraction.shared"]["message"]
 
 
 def test_nothing_is_assumed_an_undeclared_reclaim_fails_the_steps_it_broke(lab):

@@ -105,10 +105,6 @@ class Indexed(str):
     def __getitem__(self, index):
         return "<%s%s>" % (self.key, index)
 
-    def __format__(self, spec):
-        """A Korean particle as the format spec ('{key:이}', learner/text.py fill) leaves the placeholder as it is."""
-        return str(self)
-
 
 def lab_names():
     """The lab's own names as its data has them: namespaces, paths, queues, pods, files, KAI's names."""
