@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The docs site's pages of the lab text, one per language, from its one source.
+"""The docs site's pages of the lab text, one per language, and README's step table, from their one source.
 
-  docs/lab_pages.py           write docs/docsite/rst/lab_en.rst and lab_ko.rst
-  docs/lab_pages.py --check   exit 1 naming each page that differs from what it would write
+  docs/lab_pages.py           write docs/docsite/rst/lab_en.rst, lab_ko.rst and README.md's step table
+  docs/lab_pages.py --check   exit 1 naming each file that differs from what it would write
 
 The words are plugins/module_utils/steps/lab_text_{en,ko}.py's and every name
 and number the steps' (steps/lab_values.py), with the lab's default
 namespace, workdir and KAI namespace (grading/session.py's DEFAULTS, the
-settings kai-lab and grade.yml start from). Edit those, then run this; the
-unit test tests/unit/test_lab_text.py fails while a committed page differs.
+settings kai-lab and grade.yml start from). README's step table is the step
+list (steps/registry.py): each step's number and id, its task in one sentence
+(the lab text's summary) and what its checks check (their descriptions).
+Edit those, then run this; the unit test tests/unit/test_lab_text.py fails
+while a committed page or README's table differs.
 """
 
 import os
@@ -18,6 +21,10 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RST_DIR = os.path.join(REPO, 'docs', 'docsite', 'rst')
+README = os.path.join(REPO, 'README.md')
+# README's step table lies between these two lines.
+TABLE_START = '<!-- The step table: written by docs/lab_pages.py from the step list; do not edit. -->'
+TABLE_END = '<!-- End of the step table. -->'
 LABEL = 'ansible_collections.gsb.kai_lab.docsite.lab_%s'
 OTHER = {'en': ('ko', '한국어'), 'ko': ('en', 'English')}
 
@@ -51,12 +58,42 @@ def pages():
     return dict((os.path.join(RST_DIR, 'lab_%s.rst' % lang), page(lang)) for lang in ('en', 'ko'))
 
 
+def step_table():
+    """README's step table (Markdown): one row per registered step, in order."""
+    lab_text, defaults = collection()
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
+    lab = lab_text.Lab('en', defaults['namespace'], defaults['workdir'], defaults['kai_namespace'])
+    rows = ['| Step | The learner | What the grader checks |', '| --- | --- | --- |']
+    for step in registry.STEPS:
+        checks = '; '.join(lab.fill(check.words['desc']['en']) for check in step.checks)
+        rows.append('| %d `%s` | %s | %s |' % (step.number, step.id, lab_text.md_inline(lab.summary(step.id)),
+                                              lab_text.md_inline(checks)))
+    return '\n'.join(rows) + '\n'
+
+
+def readme(current):
+    """README.md's text with its step table as the step list has it (current: README.md now)."""
+    if TABLE_START not in current or TABLE_END not in current:
+        raise ValueError('README.md has no step table between "%s" and "%s"' % (TABLE_START, TABLE_END))
+    head, rest = current.split(TABLE_START, 1)
+    tail = rest.split(TABLE_END, 1)[1]
+    return '%s%s\n%s%s%s' % (head, TABLE_START, step_table(), TABLE_END, tail)
+
+
+def outputs():
+    """{path: text} of every file this writes: the pages and README.md."""
+    found = pages()
+    with open(README, encoding='utf-8') as handle:
+        found[README] = readme(handle.read())
+    return found
+
+
 def main(argv):
     check = argv[1:] == ['--check']
     if argv[1:] and not check:
         sys.exit(__doc__)
     stale = []
-    for path, text in sorted(pages().items()):
+    for path, text in sorted(outputs().items()):
         current = open(path, encoding='utf-8').read() if os.path.exists(path) else None
         if current == text:
             continue

@@ -18,13 +18,17 @@ description:
   - With the term V(queues), the names of the queues the steps create,
     children before their parents (what reset removes, and what the
     learner's admission policy lets its account create).
+  - With the term V(files), the names of the files the steps ask the
+    learner for, in the steps' order (what reset moves out of the workdir).
   - With the term V(objects), one dictionary of the names of what the steps
     create in the lab namespace, by kind, and how many ConfigMaps KAI's
     binder makes for each fraction pod (what the lab namespace's
     ResourceQuota is sized from).
 options:
   _terms:
-    description: Nothing for the step ids, V(queues) for the queue names, or V(objects) for the lab namespace's objects.
+    description:
+      - Nothing for the step ids, V(queues) for the queue names, V(files) for
+        the learner's files, or V(objects) for the lab namespace's objects.
     required: false
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
@@ -43,16 +47,21 @@ EXAMPLES = r'''
 - name: Show how many pods the steps create in the lab namespace
   ansible.builtin.debug:
     msg: "{{ (query('gsb.kai_lab.lab_steps', 'objects') | first).pods | length }}"
+
+- name: Show the files the steps ask the learner for
+  ansible.builtin.debug:
+    msg: "{{ query('gsb.kai_lab.lab_steps', 'files') }}"
 '''
 
 RETURN = r'''
 _raw:
   description:
-    - The step ids, e.g. queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report.
-    - With V(queues), the queue names, e.g. research, ops, nolimit, lab.
-    - With V(objects), one dictionary - C(pods) (p1, nl-1, step 5's three, the train, build and fraction
-      pods), C(jobs) (step 5's Job, KAI from v0.14.7), C(podgroups) (step 5's PodGroup made by hand, KAI
-      before it), C(gang_pods), C(fraction_pods), each a list of names, and C(binder_configmaps), the
+    - The step ids, e.g. V(queues) first.
+    - With V(queues), the queue names, e.g. V(lab) last.
+    - With V(files), the learner's file names, e.g. V(queues.yaml) first.
+    - With V(objects), one dictionary - C(pods) (every step's pods, e.g. p1), C(jobs) (step 5's Job, KAI
+      from v0.14.7), C(podgroups) (step 5's PodGroup made by hand, KAI before it), C(gang_pods),
+      C(fraction_pods), each a list of names as the steps declare them, and C(binder_configmaps), the
       ConfigMaps KAI's binder makes in the pod's namespace for each fraction pod (2).
   type: list
   elements: raw
@@ -72,7 +81,10 @@ class LookupModule(LookupBase):
             return list(registry.STEP_IDS)
         if list(terms) == ['queues']:
             return list(registry.QUEUE_NAMES)
+        if list(terms) == ['files']:
+            return list(registry.FILES)
         if list(terms) == ['objects']:
             return [dict(registry.lab_objects(), binder_configmaps=kai_gpu.BINDER_CONFIGMAPS)]
-        raise AnsibleError('gsb.kai_lab.lab_steps takes no term (the step ids), queues (the queue names) or objects '
-                           '(the lab namespace\'s objects), not %s' % ', '.join(str(t) for t in terms))
+        raise AnsibleError('gsb.kai_lab.lab_steps takes no term (the step ids), queues (the queue names), files (the '
+                           'learner\'s files) or objects (the lab namespace\'s objects), not %s'
+                           % ', '.join(str(t) for t in terms))

@@ -13,7 +13,7 @@ module: kai_lab_step
 short_description: Carry out one step of the KAI-Scheduler lab and assert KAI's decision
 version_added: "0.1.0"
 description:
-  - Does one of the lab's eight steps as the lab text asks, as a perfect
+  - Does one of the lab's steps as the lab text asks, as a perfect
     learner would. It writes the step's file in O(workdir), creates its objects,
     waits for KAI-Scheduler's decision and asserts it from PodGroups, Events
     and GPU allocation.
@@ -37,10 +37,13 @@ description:
     observed (phase, PodGroup reasons, last events) and the likely cause.
 options:
   step:
-    description: The step to carry out.
+    description:
+      - The step to carry out, by its id. The ids are the lab's step list
+        (C(plugins/module_utils/steps/registry.py)), in order, as the lookup
+        C(gsb.kai_lab.lab_steps) returns them; any other value fails naming
+        them.
     type: str
     required: true
-    choices: [queues, podgroup, nolimit, limit_fix, gang, preempt, fraction, report]
   timeout:
     description: Seconds to wait for each decision of KAI the step waits for.
     type: int
@@ -139,17 +142,21 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Clus
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd import DEFAULT_WORKDIR, open_workdir
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepFailed, StepRunner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import STEP_IDS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 
 
 def main():
     argument_spec = lab_argument_spec(
         DEFAULT_WORKDIR,
-        step=dict(type='str', required=True, choices=list(STEP_IDS)),
+        step=dict(type='str', required=True),
         timeout=dict(type='int', default=60),
         **kai_running.RUNNING_ARGS
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if module.params['step'] not in registry.STEP_IDS:
+        steps = ', '.join(registry.STEP_IDS)
+        module.fail_json(msg='unknown step %s; the steps are %s (gsb.kai_lab.lab_steps). / 알 수 없는 단계 %s; 단계는 %s 입니다.'
+                         % (module.params['step'], steps, module.params['step'], steps), step=module.params['step'])
     # Opened once, no link at any level; every read and write of the step
     # goes through this descriptor (learner/workdir_fd.py's open_workdir).
     try:

@@ -11,8 +11,9 @@
    served from a recorded snapshot, recording every call, so the solver and the
    grader can run against what the real cluster showed.
 4. Fixtures grade (grade a state and files) and finished_lab (the lab after
-   step 8), used by the tests of the runners and of each step (steps/), and
-   serve: a local API server (fake_api.py) for a FakeCluster, over HTTP.
+   the last step of the step list, lab_states.py), used by the tests of the
+   runners and of each step (steps/), and serve: a local API server
+   (fake_api.py) for a FakeCluster, over HTTP.
 5. Keeps every test away from a learner's lab on the same machine: the sim
    state directory (where the grader's record lives) is a temporary one.
 """
@@ -30,7 +31,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SIM = FIXTURES / "sim"
-DERIVED = FIXTURES / "derived"
 NAMESPACE = "kai-lab"
 
 
@@ -67,6 +67,13 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import (  #
     ClusterError, comparable, lean_object)
 
 import fake_api  # noqa: E402  (the local API server of the serve fixture)
+import lab_states  # noqa: E402  (the lab after each step, from each step's own recording)
+
+# KAI_LAB_ADDED_STEP=1: the whole run with test_added_step.py's step as the lab's last (that module says why).
+if os.environ.get("KAI_LAB_ADDED_STEP"):
+    import test_added_step  # noqa: E402
+
+    test_added_step.register_for_session()
 
 QUEUE_API = kai.QUEUE_API
 PODGROUP_API = kai.PODGROUP_API
@@ -88,17 +95,9 @@ def load_json(path):
 
 
 def sim_state(name):
-    """A recorded snapshot, e.g. sim_state('08-report'); a fresh deep copy each call."""
+    """A recorded sim snapshot that is no step's state, e.g. sim_state('gang-job-on-v0.12.0'); a fresh copy each
+    call. A step's state: lab_states.lab_after(step_id)."""
     return load_json(SIM / ("%s.json" % name))
-
-
-def derived_state(name):
-    return load_json(DERIVED / ("%s.json" % name))
-
-
-def kai_v017_state(name):
-    """Real KAI v0.17.0 objects (fixtures/kai-v0.17.0/, see its README), e.g. kai_v017_state('gang-hand-step8')."""
-    return load_json(FIXTURES / "kai-v0.17.0" / ("%s.json" % name))
 
 
 def mistakes():
@@ -286,14 +285,13 @@ def fixtures():
 
     class Fixtures(object):
         sim = staticmethod(sim_state)
-        derived = staticmethod(derived_state)
-        kai_v017 = staticmethod(kai_v017_state)
+        after = staticmethod(lab_states.lab_after)
+        finished = staticmethod(lab_states.finished)
         mistakes = staticmethod(mistakes)
         find = staticmethod(find)
         write_files = staticmethod(write_files)
         namespace = NAMESPACE
         sim_dir = SIM
-        derived_dir = DERIVED
 
     return Fixtures
 
@@ -316,11 +314,12 @@ def grade(tmp_path, fake_cluster, fixtures):
 
 @pytest.fixture(params=["recorded", "conditions-cleared"])
 def finished_lab(request, tmp_path, fixtures, fake_cluster):
-    """The lab after step 8: as recorded (KAI v0.12.0), and as KAI v0.17+ shows it
-    (PodGroup schedulingConditions cleared; derived fixture)."""
+    """The lab after the last step of the step list (lab_states.finished): as recorded on the sim (KAI v0.12.0),
+    and as KAI v0.17+ shows it (PodGroup schedulingConditions cleared: lab_states.conditions_cleared)."""
+    state = lab_states.finished()
     if request.param == "recorded":
-        state, version = fixtures.sim("08-report"), "v0.12.0"
+        version = lab_states.KAI[lab_states.SIM]
     else:
-        state, version = fixtures.derived("08-report.conditions-cleared"), "v0.18.6"
+        state, version = lab_states.conditions_cleared(state), "v0.18.6"
     workdir = fixtures.write_files(tmp_path / "gsb-kai", state["files"])
     return fake_cluster(state), workdir, state, version

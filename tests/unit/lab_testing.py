@@ -4,12 +4,16 @@ grade and finished_lab are in conftest.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
+
+import lab_states
 
 NS = "kai-lab"
 RECORDED_KAI = "v0.12.0"  # the fixtures' KAI
@@ -32,8 +36,9 @@ def ids_with(result, status):
     return sorted(cid for cid, c in checks(result).items() if c["status"] == status)
 
 
-def solved(fixtures):
-    state = fixtures.sim("08-report")
+def solved(fixtures=None):
+    """The finished lab (lab_states.finished, recorded on the sim) and its learner's files."""
+    state = lab_states.finished()
     return state, dict(state["files"])
 
 
@@ -67,3 +72,24 @@ def all_gpu_resources(pod_spec):
             if value is not None:
                 found.append((container["name"], part, value))
     return found
+
+
+@contextlib.contextmanager
+def registered(step, text=None, state=None, after=None):
+    """The step list with step added last, as a lab author adds a step: its text ({lang: {summary, task,
+    context}}) in the lab text's steps, and how its recorded state follows from the lab before it
+    (state(before, source) -> after; lab_states.ADDED). after: the steps it follows (default: the step list
+    now; a recording of the lab's own steps and this one: registry.LAB). Everything goes back afterwards."""
+    previous = steps.STEPS
+    steps.use((previous if after is None else after) + (step,))
+    for lang, words in (text or {}).items():
+        lab_text.TEXTS[lang]["steps"][step.id] = words
+    if state is not None:
+        lab_states.ADDED[step.id] = state
+    try:
+        yield step
+    finally:
+        steps.use(previous)
+        for lang in text or {}:
+            lab_text.TEXTS[lang]["steps"].pop(step.id, None)
+        lab_states.ADDED.pop(step.id, None)

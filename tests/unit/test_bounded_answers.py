@@ -24,6 +24,7 @@ import pytest
 
 import fake_api
 import kai_v017 as hand
+import lab_states
 from conftest import FakeCluster, write_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import answer
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import api as client_api
@@ -231,9 +232,8 @@ def test_a_list_longer_than_the_bound_is_named(tmp_path, serve, monkeypatch):
 
 # ---------------------------------------------------------------- the grade
 
-def _lab(tmp_path, step, texts, raw=None, serve=None):
-    """kai-lab's settings file for the by-hand lab after step, served with texts (objects as JSON text)."""
-    state = hand.hand_state(step)
+def _lab(tmp_path, state, texts, raw=None, serve=None):
+    """kai-lab's settings file for the by-hand lab state (lab_states), served with texts (objects as JSON text)."""
     server = serve(FakeCluster(state), raw, texts)
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
     record = tmp_path / "kai-version.json"
@@ -254,7 +254,7 @@ def kai_lab(config, *argv):
 
 
 def test_kai_lab_check_queues_grades_beside_a_deep_pod_in_default(tmp_path, serve):
-    server, config, _ = _lab(tmp_path, 1, [DEEP_POD], serve=serve)
+    server, config, _ = _lab(tmp_path, lab_states.lab_after("queues", lab_states.KAI_V017), [DEEP_POD], serve=serve)
     code, out, err = kai_lab(config, "check", "queues", "--lang", "en")
     assert (code, err) == (0, ""), out
     assert "step 1 queues (Queue hierarchy): PASSED" in out.splitlines()
@@ -263,7 +263,7 @@ def test_kai_lab_check_queues_grades_beside_a_deep_pod_in_default(tmp_path, serv
 
 
 def test_step_8_beside_a_deep_pod_is_unverified_naming_the_pod(tmp_path, serve):
-    server, config, _ = _lab(tmp_path, 8, [DEEP_POD], serve=serve)
+    server, config, _ = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), [DEEP_POD], serve=serve)
     code, out, err = kai_lab(config, "check", "report", "--lang", "en", "--json")
     assert (code, err) == (1, "")
     checks = dict((c["id"], c) for c in json.loads(out)["checks"])
@@ -280,7 +280,7 @@ def test_step_8_beside_a_deep_pod_is_unverified_naming_the_pod(tmp_path, serve):
 def test_the_whole_grade_beside_a_deep_configmap_in_the_lab_namespace_names_it(tmp_path, serve):
     """grade.yml's core: every step graded, the checks that read the ConfigMaps unverified, grade.json written."""
     deep = ("v1", "ConfigMap", hand.NAMESPACE, "deep", fake_api.deep_object("ConfigMap", "deep", hand.NAMESPACE))
-    _server, _config, settings = _lab(tmp_path, 8, [deep], serve=serve)
+    _server, _config, settings = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), [deep], serve=serve)
     done = grade_session.grade(settings)
     checks = dict((c["id"], c) for s in done["grade"]["steps"] for c in s["checks"])
     for check_id in ("fraction.shared", "report.values"):

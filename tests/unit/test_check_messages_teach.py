@@ -19,6 +19,7 @@ import re
 import pytest
 
 import kai_v017 as hand
+import lab_states
 from lab_testing import checks
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
@@ -29,9 +30,9 @@ REPR = re.compile(r"\bNone\b|\{'|\['|\bu'|<[a-z_.]+ object at|Traceback|\bTrue\b
 
 def _lab(fixtures, form):
     if form == "sim":
-        state = fixtures.sim("08-report")
+        state = lab_states.finished()
         return state, dict(state["files"]), "v0.12.0"
-    state = hand.hand_state(8)
+    state = lab_states.finished(lab_states.KAI_V017)
     return state, dict(state["files"]), hand.KAI_VERSION
 
 

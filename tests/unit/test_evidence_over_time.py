@@ -18,15 +18,15 @@ import re
 import pytest
 
 import kai_v017 as hand
+import lab_states
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import store
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot, step_selection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 NS = hand.NAMESPACE
-STEP_BY_NUMBER = {1: "queues", 2: "podgroup", 3: "nolimit", 4: "limit_fix", 5: "gang", 6: "preempt",
-                  7: "fraction", 8: "report"}
 EVENT_CHECKS = ["gang.reason", "nolimit.reason", "preempt.evicted"]
 HANGUL = re.compile(u"[\uac00-\ud7a3]")
 NOW = calendar.timegm((2026, 12, 1, 10, 42, 0))
@@ -34,6 +34,12 @@ NOW = calendar.timegm((2026, 12, 1, 10, 42, 0))
 
 def checks(grade):
     return dict((c["id"], c) for s in grade["steps"] for c in s["checks"])
+
+
+def score_without_event_proofs():
+    """The score of the finished lab whose events are gone, with no record: every check but EVENT_CHECKS."""
+    lost = sum(c.weight for c in registry.CHECKS if c.id in EVENT_CHECKS)
+    return round(100.0 * (registry.total_weight() - lost) / registry.total_weight(), 1)
 
 
 @pytest.fixture
@@ -64,9 +70,10 @@ def lab(tmp_path, fake_cluster):
 
         def check_each_step(self):
             """Grade each step's checks right after it, as the learner did it on v0.17.0."""
-            for number, step_id in sorted(STEP_BY_NUMBER.items()):
-                grade = self.grade(hand.hand_state(number), steps=[step_id], now=NOW + 60 * number)
-                assert [s["id"] for s in grade["steps"]] == [step_id]
+            for step in registry.STEPS:
+                grade = self.grade(lab_states.lab_after(step.id, lab_states.KAI_V017), steps=[step.id],
+                                   now=NOW + 60 * step.number)
+                assert [s["id"] for s in grade["steps"]] == [step.id]
                 assert grade["score"] == 100.0, [(c["id"], c["message"]) for c in checks(grade).values()]
 
     return Lab()
@@ -76,9 +83,9 @@ def test_checked_step_by_step_the_lab_grades_100_after_its_events_are_gone(lab):
     lab.check_each_step()
     with open(lab.record_path) as handle:
         kept = json.load(handle)["checks"]
-    assert len(kept) == 17
-    grade = lab.grade(hand.hand_state(8, events=False))
-    assert (grade["score"], grade["points"], grade["passed"]) == (100.0, 28, True)
+    assert sorted(kept) == sorted(c.id for c in registry.CHECKS)
+    grade = lab.grade(lab_states.finished(lab_states.KAI_V017, events=False))
+    assert (grade["score"], grade["points"], grade["passed"]) == (100.0, registry.total_weight(), True)
     assert sorted(grade["record"]["used"]) == EVENT_CHECKS
     by_id = checks(grade)
     evicted = by_id["preempt.evicted"]
@@ -94,16 +101,18 @@ def test_checked_step_by_step_the_lab_grades_100_after_its_events_are_gone(lab):
     assert "10:45 UTC from KAI's event Unschedulable on Pod/nl-1" in by_id["nolimit.reason"]["message"]
     assert by_id["queues.file"]["message"] == "OK"  # live evidence: nothing to say
     table = summary_table(grade)
-    assert any(line.startswith("6    preempt.evicted        PASS OK, verified at 2026-12-01 10:48 UTC") for line in table)
-    korean = checks(lab.grade(hand.hand_state(8, events=False), lang="ko"))
+    assert any(line.split()[:2] == [str(registry.step("preempt").number), "preempt.evicted"]
+               and "PASS OK, verified at 2026-12-01 10:48 UTC" in line for line in table)
+    korean = checks(lab.grade(lab_states.finished(lab_states.KAI_V017, events=False), lang="ko"))
     assert HANGUL.search(korean["gang.reason"]["message"]) and "10:47" in korean["gang.reason"]["message"]
 
 
 def test_without_step_checks_the_grade_is_honest_and_says_how_to_keep_proof(lab):
     recorded = hand.recorded_grade(events_deleted=True)
-    grade = lab.grade(hand.hand_state(8, events=False))
-    assert (grade["score"], grade["counts"]) == (75.0, recorded["counts"])
+    grade = lab.grade(lab_states.finished(lab_states.KAI_V017, events=False))
     by_id, then = checks(grade), checks(recorded)
+    assert (grade["score"], grade["counts"]) == (score_without_event_proofs(),
+                                                 dict(recorded["counts"], passed=len(by_id) - len(EVENT_CHECKS)))
     assert sorted(c for c, v in by_id.items() if v["status"] == UNVERIFIED) == EVENT_CHECKS
     for check_id in EVENT_CHECKS:
         if check_id == "preempt.evicted":  # names the candidates now (issue 10)
@@ -114,7 +123,7 @@ def test_without_step_checks_the_grade_is_honest_and_says_how_to_keep_proof(lab)
     assert "kai_lab_grade_steps=nolimit" in by_id["nolimit.reason"]["hint"]
     assert "kai_lab_grade_steps=gang" in by_id["gang.reason"]["hint"]
     assert "checking each step right after doing it keeps" in by_id["preempt.evicted"]["hint"].lower()
-    korean = checks(lab.grade(hand.hand_state(8, events=False), lang="ko"))
+    korean = checks(lab.grade(lab_states.finished(lab_states.KAI_V017, events=False), lang="ko"))
     assert "kai_lab_grade_steps=preempt" in korean["preempt.evicted"]["hint"]
     assert HANGUL.search(korean["preempt.evicted"]["hint"])
 
@@ -128,7 +137,7 @@ def test_without_step_checks_the_grade_is_honest_and_says_how_to_keep_proof(lab)
 ])
 def test_a_learner_file_changed_after_its_check_still_fails(lab, name, content, check_id):
     lab.check_each_step()
-    state = hand.hand_state(8, events=False)
+    state = lab_states.finished(lab_states.KAI_V017, events=False)
     state["files"][name] = content
     grade = lab.grade(state)
     by_id = checks(grade)
@@ -139,8 +148,8 @@ def test_a_learner_file_changed_after_its_check_still_fails(lab, name, content, 
 
 def test_a_victim_back_in_the_cluster_fails_even_with_the_record(lab):
     lab.check_each_step()
-    state = hand.hand_state(8, events=False)
-    tr2 = json.loads(json.dumps([p for p in hand.hand_state(5)["pods"] if p["metadata"]["name"] == "p1"][0]))
+    state = lab_states.finished(lab_states.KAI_V017, events=False)
+    tr2 = json.loads(json.dumps([p for p in hand.hand_state("gang")["pods"] if p["metadata"]["name"] == "p1"][0]))
     tr2["metadata"].update(name="tr-2", uid="a-new-tr-2")
     state["pods"].append(tr2)
     assert checks(lab.grade(state))["preempt.evicted"]["status"] == FAILED
@@ -148,7 +157,7 @@ def test_a_victim_back_in_the_cluster_fails_even_with_the_record(lab):
 
 def test_a_proof_about_a_pod_since_recreated_is_not_used(lab):
     lab.check_each_step()
-    state = hand.hand_state(8, events=False)
+    state = lab_states.finished(lab_states.KAI_V017, events=False)
     for pod in state["pods"]:
         if pod["metadata"]["name"] == "nl-1":
             pod["metadata"]["uid"] = "a-new-nl-1"
@@ -161,18 +170,18 @@ def test_a_record_planted_in_the_learners_files_is_ignored(lab):
     with open(lab.record_path) as handle:
         genuine = handle.read()
     os.unlink(lab.record_path)  # as if no step had been checked
-    lab.files(hand.hand_state(8)["files"])
+    lab.files(lab_states.finished(lab_states.KAI_V017)["files"])
     for planted in (os.path.join(lab.workdir, "grade-records", "kai-lab.json"),
                     os.path.join(lab.workdir, "kai-lab.json"), os.path.join(lab.workdir, "grade-record.json")):
         os.makedirs(os.path.dirname(planted), exist_ok=True)
         with open(planted, "w") as handle:
             handle.write(genuine)
         os.chmod(planted, 0o600)
-    honest = lab.grade(hand.hand_state(8, events=False), files=False)
-    assert honest["score"] == 75.0
-    pointed = lab.grade(hand.hand_state(8, events=False), files=False,
+    honest = lab.grade(lab_states.finished(lab_states.KAI_V017, events=False), files=False)
+    assert honest["score"] == score_without_event_proofs()
+    pointed = lab.grade(lab_states.finished(lab_states.KAI_V017, events=False), files=False,
                         record_path=os.path.join(lab.workdir, "grade-records", "kai-lab.json"))
-    assert pointed["score"] == 75.0 and pointed["record"]["path"] is None
+    assert pointed["score"] == score_without_event_proofs() and pointed["record"]["path"] is None
     assert "inside the learner's files" in pointed["record"]["notes"][0]
 
 
@@ -181,8 +190,8 @@ def test_a_corrupt_record_never_breaks_the_grade(lab):
     with open(lab.record_path, "w") as handle:
         handle.write('{"schema_version": 1, "namespace": "kai-lab", "checks": {"gang.reason": {"verified_at": ')
     os.chmod(lab.record_path, 0o600)
-    grade = lab.grade(hand.hand_state(8, events=False))
-    assert grade["score"] == 75.0
+    grade = lab.grade(lab_states.finished(lab_states.KAI_V017, events=False))
+    assert grade["score"] == score_without_event_proofs()
     assert "cannot be read" in grade["record"]["notes"][0]
     assert any(line.startswith("note: the grade record") for line in summary_table(grade))
     # The grade replaced it with what it verified now; the next grade reads that.
@@ -190,7 +199,7 @@ def test_a_corrupt_record_never_breaks_the_grade(lab):
 
 
 def test_grading_is_read_only_toward_cluster_and_files(lab, fake_cluster):
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     lab.files(state["files"])
     before = dict((n, open(os.path.join(lab.workdir, n)).read()) for n in os.listdir(lab.workdir))
     cluster = fake_cluster(state)

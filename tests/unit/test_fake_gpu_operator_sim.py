@@ -46,7 +46,7 @@ def test_gpu_id_is_deterministic():
 
 
 def test_recorded_shared_gpu_is_a_gpu_of_the_lab_node(fixtures):
-    reservation = fixtures.sim("08-report")["reservation_pods"][0]
+    reservation = fixtures.finished()["reservation_pods"][0]
     recorded = reservation["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"]
     assert recorded == sim.gpu_id(NODE, 2)
 
@@ -139,9 +139,9 @@ def test_replaying_the_lab_gives_the_recorded_shared_gpu(fixtures):
     """The lab's sequence of GPU holders on the node, replayed through
     reconcile_allocations, hands the reservation pod the card the real sim
     annotated (GPU index 2)."""
-    final = fixtures.sim("08-report")
+    final = fixtures.finished()
     pods = dict((p["metadata"]["name"], p) for p in final["pods"])
-    tr1 = fixtures.find(fixtures.sim("06-preempt")["pods"], "tr-1")
+    tr1 = fixtures.find(fixtures.after("preempt")["pods"], "tr-1")
     tr2 = copy.deepcopy(tr1)
     tr2["metadata"]["name"] = "tr-2"
     reservation = final["reservation_pods"][0]

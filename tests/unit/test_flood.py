@@ -27,6 +27,7 @@ import json
 import pytest
 
 import kai_v017 as hand
+import lab_states
 from conftest import SIM, load_json
 from lab_testing import HANGUL
 from test_bounded_answers import _lab, _stream_100_mb, connect, kai_lab, measured
@@ -78,7 +79,7 @@ def checks_of(out):
 # ---------------------------------------------------------------- the grade
 
 def test_44_pods_of_200_KB_fail_the_steps_that_read_pods_naming_the_flood_and_exit_1(tmp_path, serve):
-    server, config, _ = _lab(tmp_path, 8, flood(), serve=serve)
+    server, config, _ = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), flood(), serve=serve)
     code, out, err = kai_lab(config, "check", "podgroup", "--lang", "en", "--json")
     assert (code, err) == (1, "")
     checks = checks_of(out)
@@ -100,7 +101,7 @@ def test_44_pods_of_200_KB_fail_the_steps_that_read_pods_naming_the_flood_and_ex
 
 
 def test_the_whole_lab_is_graded_beside_the_flood_step_1_passes_and_no_check_says_it_could_not_read(tmp_path, serve):
-    _server, config, _ = _lab(tmp_path, 8, flood(), serve=serve)
+    _server, config, _ = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), flood(), serve=serve)
     code, out, err = kai_lab(config, "check", "--lang", "en", "--json")
     assert (code, err) == (1, "")
     graded = json.loads(out)
@@ -118,7 +119,7 @@ def test_the_whole_lab_is_graded_beside_the_flood_step_1_passes_and_no_check_say
 
 
 def test_the_flood_is_named_in_korean_too(tmp_path, serve):
-    _server, config, _ = _lab(tmp_path, 8, flood(), serve=serve)
+    _server, config, _ = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), flood(), serve=serve)
     code, out, err = kai_lab(config, "check", "nolimit", "--lang", "ko", "--json")
     assert (code, err) == (1, "")
     failed = [c for c in checks_of(out).values() if c["status"] == "failed"]
@@ -129,7 +130,7 @@ def test_the_flood_is_named_in_korean_too(tmp_path, serve):
 
 def test_the_grade_module_names_the_flood_and_the_cluster_counts_as_read(tmp_path, serve):
     """grade.yml's core: cluster_error None (the module says the grade, not that the cluster is unreachable)."""
-    _server, _config, settings = _lab(tmp_path, 8, flood(), serve=serve)
+    _server, _config, settings = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), flood(), serve=serve)
     done = grade_session.grade(settings)
     assert done["cluster_error"] is None
     graded = done["grade"]
@@ -182,7 +183,8 @@ def test_each_kind_of_flood_says_who_made_it_and_what_deletes_it(tmp_path, serve
                                                                   made, delete):
     """Past a smaller bound (1 MiB), so that 12 objects of 100 KB are a flood of any kind."""
     monkeypatch.setattr(client_api, "MAX_LIST_BYTES", MiB)
-    _server, config, _ = _lab(tmp_path, 8, flood(12, 100 * 1000, kind, shape=shape), serve=serve)
+    _server, config, _ = _lab(tmp_path, lab_states.finished(lab_states.KAI_V017), flood(12, 100 * 1000, kind, shape=shape),
+                              serve=serve)
     code, out, err = kai_lab(config, "check", step, "--lang", "en", "--json")
     assert (code, err) == (1, "")
     named = [c for c in checks_of(out).values() if "more than the grade reads of one kind (1 MiB" in c["message"]]
@@ -238,7 +240,7 @@ def test_a_lean_list_drops_only_what_no_check_reads(tmp_path, serve):
         assert "managedFields" not in kept["metadata"]
         del whole["metadata"]["managedFields"]
         assert kept == whole
-    applied = next(p for p in hand.hand_state(8)["pods"] if p["metadata"]["name"] == "p1")
+    applied = next(p for p in hand.hand_state("report")["pods"] if p["metadata"]["name"] == "p1")
     assert client_api.LAST_APPLIED in applied["metadata"]["annotations"]
     kept = client_api.lean_object(copy.deepcopy(applied))
     assert client_api.LAST_APPLIED not in kept["metadata"]["annotations"]

@@ -22,6 +22,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tests"))
 import follow_text as text  # noqa: E402  (tests/follow_text.py, shared with molecule/default)
 import kai_v017 as hand  # noqa: E402
+import lab_states  # noqa: E402
 from lab_testing import checks  # noqa: E402
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text
@@ -50,19 +51,20 @@ def subset(want, got, where=""):
 
 
 def recorded(step, kind, name):
-    state = hand.hand_state(step)
+    state = lab_states.lab_after(step, lab_states.KAI_V017)
     found = [o for o in state.get({"Pod": "pods", "Job": "jobs", "Queue": "queues"}[kind]) or []
              if o["metadata"]["name"] == name]
-    assert found, "%s %s is not in the recording of step %d" % (kind, name, step)
+    assert found, "%s %s is not in the recording of step %s" % (kind, name, step)
     return found[0]
 
 
 def test_the_objects_the_text_dictates_are_the_ones_the_learner_made_on_kai_v017():
     v = values()
-    made = [(2, o) for o in [text.p1(v)]] + [(3, o) for o in text.nolimit(v)] + [(5, o) for o in text.gang(v, None)]
+    made = [("podgroup", o) for o in [text.p1(v)]] + [("nolimit", o) for o in text.nolimit(v)] + [
+        ("gang", o) for o in text.gang(v, None)]
     trains, build = text.train_and_build(v)
-    made += [(6, o) for o in trains + [build] if o["metadata"]["name"] != "tr-2"]  # tr-2 was evicted in step 6
-    made += [(7, o) for o in text.fractions(v)] + [(1, o) for o in text.lab_queues(v)]
+    made += [("preempt", o) for o in trains + [build] if o["metadata"]["name"] != "tr-2"]  # tr-2 evicted there
+    made += [("fraction", o) for o in text.fractions(v)] + [("queues", o) for o in text.lab_queues(v)]
     for step, obj in made:
         got = recorded(step, obj["kind"], obj["metadata"]["name"])
         want = dict(obj, spec=dict(obj["spec"]))
@@ -75,7 +77,7 @@ def test_the_objects_the_text_dictates_are_the_ones_the_learner_made_on_kai_v017
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_files_written_from_the_text_pass_every_step_of_the_recorded_lab(grade, lang):
     v = values(lang)
-    state = hand.hand_state(8)
+    state = lab_states.finished(lab_states.KAI_V017)
     files = dict(state["files"])
     files.update(text.files(v))
     fr1 = [p for p in state["pods"] if p["metadata"]["name"] == v["fr1"]][0]

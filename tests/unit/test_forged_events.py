@@ -23,6 +23,7 @@ import json
 import pytest
 
 import kai_v017 as hand
+import lab_states
 from lab_testing import NS, by_name, checks, solved
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as gr
@@ -93,7 +94,7 @@ def graded(tmp_path, fake_cluster, fixtures):
 ])
 def test_a_forged_overlimit_event_is_named_and_fails_nolimit_reason(graded, what, changes, why):
     """Step 3 on real v0.17.0 with KAI's word gone (events deleted, conditions cleared) and a forged Event."""
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
     state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.forged", **changes)]
     clear_conditions(state, "pg-nl-1-")
@@ -106,7 +107,7 @@ def test_a_forged_overlimit_event_is_named_and_fails_nolimit_reason(graded, what
 
 
 def test_an_event_stored_before_nl1_was_created_is_not_about_it(graded):
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
     early = forge(event, "nl-1.early", stored="2026-12-01T06:00:00Z")
     state["events"] = without(state["events"], "Unschedulable") + [early]
@@ -117,7 +118,7 @@ def test_an_event_stored_before_nl1_was_created_is_not_about_it(graded):
 
 def test_a_forged_event_for_a_gone_nl1_after_step_6_is_no_proof(graded):
     """nl-1 deleted after the lab (real v0.17.0 step 8), its real events gone, a copy stored now."""
-    state = hand.hand_state(8)
+    state = lab_states.finished(lab_states.KAI_V017)
     event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
     state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
     state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
@@ -129,7 +130,7 @@ def test_a_forged_event_for_a_gone_nl1_after_step_6_is_no_proof(graded):
 
 def test_real_events_of_a_gone_nl1_still_pass(graded):
     """The same nl-1 deleted, KAI's real events kept (stored in step 3, before bd-1 came): still KAI's word."""
-    state = hand.hand_state(8)
+    state = lab_states.finished(lab_states.KAI_V017)
     state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
     state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
     check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
@@ -138,7 +139,7 @@ def test_real_events_of_a_gone_nl1_still_pass(graded):
 
 
 def test_a_forged_event_beside_kais_real_word_is_named_in_the_evidence(graded):
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
     state["events"].append(forge(event, "nl-1.forged", involvedObject={"uid": None}))
     check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
@@ -153,7 +154,7 @@ def test_a_forged_event_beside_kais_real_word_is_named_in_the_evidence(graded):
 
 def test_a_forged_gang_event_with_no_objects_fails_gang_reason_on_the_sim(graded, fixtures):
     """Step 5 as the sim (KAI v0.12.0) recorded it, KAI's word gone, one forged Event with nothing behind it."""
-    state = fixtures.sim("05-gang")
+    state = fixtures.after("gang")
     event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
     state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [
         forge(event, "gang.forged", involvedObject={"name": "my-gang", "uid": "1234"})]
@@ -174,7 +175,7 @@ def test_a_forged_gang_event_after_step_6_fails_gang_reason_on_the_sim(graded, f
 
 def test_a_forged_event_on_the_jobs_podgroup_name_with_another_uid_fails_on_v017(graded):
     """Real v0.17.0 step 5, the Job's PodGroup there: an Event about it with another uid is not about it."""
-    state = hand.hand_state(5)
+    state = hand.hand_state("gang")
     event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
     state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [
         forge(event, "gang.forged", involvedObject={"uid": "0000"})]
@@ -205,8 +206,8 @@ def test_a_forged_evict_with_kais_component_fails_preempt_evicted(graded, fixtur
 
 
 def test_the_recorded_evictions_of_both_kai_versions_still_pass(graded, fixtures):
-    for state, version, victim in ((fixtures.sim("06-preempt"), "v0.12.0", "tr-2"), (hand.hand_state(6), "v0.17.0", "tr-2"),
-                                   (hand.hand_state(8), "v0.17.0", "tr-2")):
+    for state, version, victim in ((fixtures.after("preempt"), "v0.12.0", "tr-2"), (hand.hand_state("preempt"), "v0.17.0", "tr-2"),
+                                   (lab_states.finished(lab_states.KAI_V017), "v0.17.0", "tr-2")):
         check = checks(graded(state, version))["preempt.evicted"]
         assert check["status"] == PASSED and check["evidence"]["victim"] == victim, (version, check["message"])
         assert "not_proof" not in check["evidence"]
@@ -215,7 +216,7 @@ def test_the_recorded_evictions_of_both_kai_versions_still_pass(graded, fixtures
 # ---------------------------------------------------------------- the record
 
 def test_a_forged_proof_is_never_recorded_so_it_does_not_outlive_its_event(graded, tmp_path):
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
     state["events"] = without(state["events"], "Unschedulable") + [
         forge(event, "nl-1.forged", involvedObject={"uid": None})]
@@ -232,7 +233,7 @@ def test_a_forged_proof_is_never_recorded_so_it_does_not_outlive_its_event(grade
 
 def test_a_recorded_proof_of_an_old_grader_about_no_object_of_the_lab_is_not_used(graded, tmp_path):
     """A record written before issue 18 kept a forged Event's proof: it is tested again, and refused."""
-    state = hand.hand_state(8, events=False)
+    state = lab_states.finished(lab_states.KAI_V017, events=False)
     path = store.record_path(str(tmp_path / "state"), NS)
     nl1 = [p for p in state["pods"] if p["metadata"]["name"] == "nl-1"][0]
     record = store.empty(NS)
@@ -251,12 +252,12 @@ def test_a_recorded_proof_of_an_old_grader_about_no_object_of_the_lab_is_not_use
 def test_a_recorded_proof_whose_podgroup_is_now_another_object_is_not_used(graded, tmp_path):
     """Checked at step 3, then nl-1's PodGroup replaced (same name, another uid): the proof is stale."""
     path = store.record_path(str(tmp_path / "state"), NS)
-    assert checks(graded(hand.hand_state(3), hand.KAI_VERSION, record_path=path))["nolimit.reason"]["status"] == PASSED
+    assert checks(graded(hand.hand_state("nolimit"), hand.KAI_VERSION, record_path=path))["nolimit.reason"]["status"] == PASSED
     record, _ = store.load(path, NS)
     record["checks"]["nolimit.reason"]["proofs"] = [
         p for p in record["checks"]["nolimit.reason"]["proofs"] if p["object"].startswith("PodGroup/")]
     store.save(path, record)
-    state = hand.hand_state(8, events=False)
+    state = lab_states.finished(lab_states.KAI_V017, events=False)
     for podgroup in state["podgroups"]:
         if podgroup["metadata"]["name"].startswith("pg-nl-1-"):
             podgroup["metadata"]["uid"] = "a-new-podgroup"
@@ -268,7 +269,7 @@ def test_a_recorded_proof_whose_podgroup_is_now_another_object_is_not_used(grade
 def test_the_gang_proof_is_about_the_gang_pods_only(graded, fixtures):
     """v0.12.0 step 5: the record binds the proof to gang-1 and gang-2 (KAI's gang word is on them), not to
     every pod of the namespace, so replacing p1 later does not make it stale."""
-    check = checks(graded(fixtures.sim("05-gang"), "v0.12.0"))["gang.reason"]
+    check = checks(graded(fixtures.after("gang"), "v0.12.0"))["gang.reason"]
     assert check["status"] == PASSED
     assert sorted(check["evidence"][gr.SUBJECTS_KEY]) == ["gang-1", "gang-2"]
 
@@ -285,12 +286,12 @@ def test_the_record_keeps_no_more_subjects_than_it_may_load(tmp_path):
 def test_a_recorded_evict_repeated_after_bd1_ran_is_still_used(graded, tmp_path):
     """KAI may repeat an Evict (count 2): the record keeps its last time, later than bd-1's scheduling."""
     path = store.record_path(str(tmp_path / "state"), NS)
-    assert checks(graded(hand.hand_state(6), hand.KAI_VERSION, record_path=path))["preempt.evicted"]["status"] == PASSED
+    assert checks(graded(hand.hand_state("preempt"), hand.KAI_VERSION, record_path=path))["preempt.evicted"]["status"] == PASSED
     record, _ = store.load(path, NS)
     for proof in record["checks"]["preempt.evicted"]["proofs"]:
         proof["time"] = "2026-12-01T07:30:00Z"
     store.save(path, record)
-    check = checks(graded(hand.hand_state(8, events=False), hand.KAI_VERSION, record_path=path))["preempt.evicted"]
+    check = checks(graded(lab_states.finished(lab_states.KAI_V017, events=False), hand.KAI_VERSION, record_path=path))["preempt.evicted"]
     assert check["status"] == PASSED and check["evidence"]["victim"] == "tr-2", check["message"]
 
 
@@ -311,7 +312,7 @@ def live_object(state, kind, name_prefix):
 def test_an_event_whose_own_time_is_an_hour_before_its_object_fails_nolimit_reason(graded, field, kind, prefix):
     """Real v0.17.0 step 3, KAI's word gone; a copy of KAI's OverLimit Event about the live nl-1 or its PodGroup
     (uid copied, stored now) whose own time is an hour before that object was created."""
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     created = live_object(state, kind, prefix)["metadata"]["creationTimestamp"]
     event = real(state["events"], "Unschedulable", kind, kai.REASON_OVER_LIMIT)
     early = hour_before(created) if field != "eventTime" else hour_before(created).replace("Z", ".000000Z")
@@ -331,7 +332,7 @@ def test_an_event_whose_own_time_is_an_hour_before_its_object_fails_nolimit_reas
 
 
 def test_a_backdated_event_is_never_kept_in_the_record(graded, tmp_path):
-    state = hand.hand_state(3)
+    state = hand.hand_state("nolimit")
     created = live_object(state, "PodGroup", "pg-nl-1-")["metadata"]["creationTimestamp"]
     event = real(state["events"], "Unschedulable", "PodGroup", kai.REASON_OVER_LIMIT)
     state["events"] = without(state["events"], "Unschedulable") + [
@@ -347,7 +348,7 @@ def test_an_overlimit_event_stored_after_nl1_ran_is_not_kais_word(graded, tmp_pa
     """nl-1 never Pending: real v0.17.0 step 4 (nl-1 placed at 06:43:09), KAI's word gone (event TTL, conditions
     cleared), and a copy of KAI's OverLimit Event about nl-1's PodGroup (uid and times copied) stored now.
     KAI reports a pod unschedulable only while it waits, so an Event stored after nl-1 was placed is not KAI's."""
-    state = hand.hand_state(4)
+    state = hand.hand_state("limit_fix")
     event = real(state["events"], "Unschedulable", "PodGroup", kai.REASON_OVER_LIMIT)
     state["events"] = without(state["events"], "Unschedulable") + [forge(event, "nl-1.after")]
     clear_conditions(state, "pg-nl-1-")
@@ -364,7 +365,7 @@ def test_an_overlimit_event_stored_after_nl1_ran_is_not_kais_word(graded, tmp_pa
 
 def test_kais_real_overlimit_events_stay_kais_word_after_nl1_ran(graded):
     """The same step 4 with KAI's real Events (stored at 06:43:02, before nl-1 was placed): still proof."""
-    state = hand.hand_state(4)
+    state = hand.hand_state("limit_fix")
     clear_conditions(state, "pg-nl-1-")
     check = checks(graded(state, hand.KAI_VERSION))["nolimit.reason"]
     assert check["status"] == PASSED and "not_proof" not in check["evidence"], check["message"]
@@ -379,7 +380,7 @@ NOT_GANGS_KO = u"갱의 PodGroup 이 아닙니다"
 def test_a_hand_made_podgroup_gang_with_a_patched_status_and_no_pods_fails_on_the_sim(graded, fixtures):
     """v0.12.0 step 5 (the PodGroup form) without the gang's pods and their events: PodGroup gang keeps the gang
     condition (as `kubectl patch --subresource=status` would write it) but no pod names it."""
-    state = fixtures.sim("05-gang")
+    state = fixtures.after("gang")
     state["pods"] = [p for p in state["pods"] if not p["metadata"]["name"].startswith("gang-")]
     state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
                        if not e["involvedObject"]["name"].startswith("gang-")]
@@ -393,8 +394,8 @@ def test_a_hand_made_podgroup_gang_with_a_patched_status_and_no_pods_fails_on_th
 
 def test_a_hand_made_podgroup_gang_with_no_pods_is_named_as_such_on_v017(graded, fixtures):
     """Real v0.17.0 step 5 without the Job's pods and PodGroup; a hand-made PodGroup gang with the gang condition."""
-    state = hand.hand_state(5)
-    made = copy.deepcopy(by_name(fixtures.sim("05-gang")["podgroups"])["gang"])
+    state = hand.hand_state("gang")
+    made = copy.deepcopy(by_name(fixtures.after("gang")["podgroups"])["gang"])
     state["pods"] = [p for p in state["pods"] if not kai.owner_uid(p, "Job", "gang")]
     state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-gang-")] + [made]
     state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
@@ -408,7 +409,7 @@ def test_a_hand_made_podgroup_gang_with_no_pods_is_named_as_such_on_v017(graded,
 def test_a_gang_event_about_p1s_podgroup_fails_gang_reason(graded, fixtures, version, step):
     """Step 5 (sim v0.12.0, real v0.17.0), KAI's gang word gone; a copy of KAI's gang Event about p1's real
     PodGroup (name and uid), stored now: p1 names it, but it is a PodGroup of one, not the gang's."""
-    state = fixtures.sim("05-gang") if step == "sim" else hand.hand_state(5)
+    state = fixtures.after("gang") if step == "sim" else hand.hand_state("gang")
     event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
     p1_group = live_object(state, "PodGroup", "pg-p1-")
     state["events"] = without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK) + [forge(
@@ -450,7 +451,7 @@ def recreate_bd1(state, at=LATER, uid="bd1-created-again"):
 def test_bd1_created_again_does_not_let_a_forged_event_for_a_gone_nl1_count(graded, tmp_path):
     """Real v0.17.0 step 8: nl-1 deleted, its events replaced by a copy stored now, then bd-1 deleted and created
     again: the time that tells which Events came before step 6 stays when bd-1 first came."""
-    state = hand.hand_state(8)
+    state = lab_states.finished(lab_states.KAI_V017)
     event = real(state["events"], "Unschedulable", "Pod", kai.REASON_OVER_LIMIT)
     state["pods"] = [p for p in state["pods"] if p["metadata"]["name"] != "nl-1"]
     state["podgroups"] = [p for p in state["podgroups"] if not p["metadata"]["name"].startswith("pg-nl-1-")]
@@ -467,7 +468,7 @@ def test_bd1_created_again_does_not_let_a_forged_event_for_a_gone_nl1_count(grad
 def test_bd1_created_again_does_not_let_a_forged_gang_event_count_on_v017(graded, tmp_path):
     """Real v0.17.0 step 8 (the Job and its PodGroup gone in step 6): KAI's gang Events replaced by a copy stored
     now, bd-1 created again after it."""
-    state = hand.hand_state(8)
+    state = lab_states.finished(lab_states.KAI_V017)
     event = real(state["events"], "Unschedulable", "PodGroup", kai.GANG_MESSAGE_MARK)
     state["events"] = [e for e in without(state["events"], "Unschedulable", kai.GANG_MESSAGE_MARK)
                        if not e["involvedObject"]["name"].startswith("gang-")] + [forge(event, "gang.forged")]
@@ -482,6 +483,6 @@ def test_bd1_created_again_does_not_let_a_forged_gang_event_count_on_v017(graded
 
 
 def test_bd1_created_again_keeps_kais_real_words_of_steps_3_and_5(graded):
-    state = recreate_bd1(hand.hand_state(8))
+    state = recreate_bd1(lab_states.finished(lab_states.KAI_V017))
     result = checks(graded(state, hand.KAI_VERSION))
     assert result["nolimit.reason"]["status"] == PASSED and result["gang.reason"]["status"] == PASSED

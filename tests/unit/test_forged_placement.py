@@ -22,6 +22,8 @@ import json
 import pytest
 
 import kai_v017 as hand
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
+import lab_states
 from lab_testing import HANGUL, NS, OTHER_CLUSTER_GPU, by_name, checks
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
@@ -46,7 +48,7 @@ def graded(tmp_path, fake_cluster, fixtures):
 
 def finished(fixtures, version):
     """The finished lab as recorded on the sim (v0.12.0) or by hand on real v0.17.0."""
-    return copy.deepcopy(fixtures.sim("08-report")) if version == "v0.12.0" else hand.hand_state(8)
+    return copy.deepcopy(fixtures.finished()) if version == "v0.12.0" else lab_states.finished(lab_states.KAI_V017)
 
 
 def created_with_node_name(state, name):
@@ -68,20 +70,20 @@ def test_every_pod_kai_placed_carries_the_binders_podbound_condition(fixtures, v
     for pod in running:
         assert provenance.bound_at(pod), pod["metadata"]["name"]
         assert provenance.bound_at(pod) >= pod["metadata"]["creationTimestamp"]
-    assert provenance.bound_at(by_name(hand.hand_state(4)["pods"])["nl-1"]) == "2026-12-01T06:43:09Z"
+    assert provenance.bound_at(by_name(hand.hand_state("limit_fix")["pods"])["nl-1"]) == "2026-12-01T06:43:09Z"
 
 
 def test_pods_created_with_node_name_are_not_bound_by_kai(fixtures):
     """The binder's own reservation pods (created with spec.nodeName), recorded on both KAI versions."""
-    created = [json.loads(RESERVATION_POD.read_text()), hand.hand_state(8)["reservation_pods"][0],
-               fixtures.sim("08-report")["reservation_pods"][0]]
+    created = [json.loads(RESERVATION_POD.read_text()), lab_states.finished(lab_states.KAI_V017)["reservation_pods"][0],
+               fixtures.finished()["reservation_pods"][0]]
     for pod in created:
         assert pod["spec"]["nodeName"] == "kai-lab-vm"
         assert provenance.bound_at(pod) is None, pod["metadata"]["name"]
 
 
 def test_a_podbound_condition_naming_another_node_or_before_the_pod_is_not_the_binders():
-    pod = by_name(hand.hand_state(8)["pods"])["p1"]
+    pod = by_name(lab_states.finished(lab_states.KAI_V017)["pods"])["p1"]
     bound = [c for c in pod["status"]["conditions"] if c["type"] == "PodBound"][0]
     for change in ({"message": "Pod bound successfully to node other-node"}, {"status": "False"},
                    {"lastTransitionTime": "2026-12-01T05:00:00Z"}, {"reason": "BindingError"}):
@@ -123,7 +125,7 @@ def test_p1_with_node_name_and_no_research_queue_fails_all_three_podgroup_checks
     assert "nodeName: kai-lab-vm" in state["files"]["p1.yaml"]
     en, ko = graded(state, version), graded(copy.deepcopy(state), version, lang="ko")
     result, result_ko = checks(en), checks(ko)
-    assert [result[c]["status"] for c in ("podgroup.manifest", "podgroup.running", "podgroup.file")] == [FAILED] * 3
+    assert [result[c.id]["status"] for c in registry.step("podgroup").checks] == [FAILED] * len(registry.step("podgroup").checks)
     assert "p1 sets spec.nodeName kai-lab-vm: a pod that names its node is started without KAI" in \
         result["podgroup.manifest"]["message"]
     assert u"spec.nodeName" in result_ko["podgroup.manifest"]["message"] and HANGUL.search(

@@ -36,10 +36,10 @@ from pathlib import Path
 import pytest
 
 import kai_v017 as hand
+import lab_states
 from lab_testing import HANGUL, NS, SHARED_GPU, by_name, checks
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
@@ -158,7 +158,7 @@ def test_kais_own_configmaps_of_the_recorded_pairs_still_pass(graded, fixtures, 
     result = checks(graded(state, version))
     assert result["fraction.shared"]["status"] == result["report.values"]["status"] == PASSED
     assert result["fraction.shared"]["evidence"]["devices"] == {"fr-1": SHARED_GPU, "fr-2": SHARED_GPU}
-    step7 = hand.hand_state(7) if version != "v0.12.0" else fixtures.sim("07-fraction")
+    step7 = lab_states.lab_after("fraction", lab_states.KAI_V017 if version != "v0.12.0" else lab_states.SIM)
     assert checks(graded(step7, version))["fraction.shared"]["status"] == PASSED
 
 
@@ -215,7 +215,7 @@ def own_podgroup(fixtures, owned):
     created in that PodGroup (an orphan pod with the annotation, pod_controller.go isOrphanPodWithPodGroup)
     and makes none; KAI's scheduler writes the PodGroup's status as on its own. owned: the learner made it
     after p1, naming p1 (its uid) as the owner."""
-    state = copy.deepcopy(fixtures.sim("08-report"))
+    state = lab_states.finished()
     p1 = by_name(state["pods"])["p1"]
     kais = [pg for pg in state["podgroups"] if pg["metadata"]["name"] == p1["metadata"]["annotations"]["pod-group-name"]]
     (learners,) = copy.deepcopy(kais)
@@ -248,7 +248,7 @@ def test_p1_created_in_the_learners_own_podgroup_fails_podgroup_file(graded, fix
 def test_a_podgroup_named_like_kais_for_a_gone_p1_but_owned_by_no_pod_fails(graded, fixtures):
     """p1 evicted in step 6 and its PodGroup collected with it; the learner (sim) creates a PodGroup of the
     name KAI's pod-grouper gave p1's, with no owner."""
-    state = copy.deepcopy(fixtures.sim("08-report"))
+    state = lab_states.finished()
     p1 = by_name(state["pods"])["p1"]
     state["pods"].remove(p1)
     podgroup = [pg for pg in state["podgroups"] if pg["metadata"]["name"] == state["files"]["podgroup.txt"].strip()][0]
@@ -264,16 +264,16 @@ def test_a_podgroup_named_like_kais_for_a_gone_p1_but_owned_by_no_pod_fails(grad
 def test_the_podgroup_kais_pod_grouper_made_still_passes(graded, fixtures, version):
     state = finished(fixtures, version)
     assert checks(graded(state, version))["podgroup.file"]["status"] == PASSED
-    step2 = hand.hand_state(2) if version != "v0.12.0" else fixtures.sim("02-podgroup")
+    step2 = lab_states.lab_after("podgroup", lab_states.KAI_V017 if version != "v0.12.0" else lab_states.SIM)
     assert checks(graded(step2, version))["podgroup.file"]["status"] == PASSED
 
 
 # ---------------------------------------------------------------- step 5: the size KAI wrote
 
 def test_a_gang_kai_saw_as_four_fails_with_a_text_edited_to_three(grade, fixtures):
-    """Real KAI v0.17.0 (gang-hand-step5) with the learner's Job of 4 (batch-min-member "4", parallelism 4):
+    """Real KAI v0.17.0 (hand-gang) with the learner's Job of 4 (batch-min-member "4", parallelism 4):
     KAI writes "while 4 are required" on the gang's PodGroup and pods; gang.txt says 3, which KAI never wrote."""
-    recorded = fixtures.kai_v017("gang-hand-step5")
+    recorded = lab_states.lab_after("gang", lab_states.KAI_V017)
     state = json.loads(json.dumps(recorded).replace("while 3 are required", "while 4 are required"))
     state["files"] = recorded["files"]
     for podgroup in state["podgroups"]:
@@ -292,7 +292,7 @@ def test_a_gang_kai_saw_as_four_fails_with_a_text_edited_to_three(grade, fixture
         "(kai.scheduler/batch-min-member on Job gang, minMember of a PodGroup made by hand), so this text is not what "
         "KAI wrote about it")
     assert u"KAI가 그 갱에 대해 쓴 것이 아닙니다" in checks(ko)["gang.reason"]["message"]
-    assert checks(grade(fixtures.kai_v017("gang-hand-step5"), fixtures.kai_v017("gang-hand-step5")["files"],
+    assert checks(grade(lab_states.lab_after("gang", lab_states.KAI_V017), lab_states.lab_after("gang", lab_states.KAI_V017)["files"],
                         kai_version=hand.KAI_VERSION)[0])["gang.reason"]["status"] == PASSED
 
 

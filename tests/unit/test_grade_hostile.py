@@ -23,7 +23,8 @@ from xml.dom.minidom import parseString
 
 import pytest
 
-from conftest import COLLECTION_PATH, FakeCluster, sim_state, write_files
+import lab_states
+from conftest import COLLECTION_PATH, FakeCluster, write_files
 from lab_testing import NS, checks
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
@@ -37,11 +38,12 @@ SECRET = "root:$6$SECRETHASH$abc:19000:0:99999:7:::"
 GRADE_CHILD = textwrap.dedent("""
     import json, resource, sys, time
     sys.path[:0] = [%r, %r]
-    from conftest import FakeCluster, sim_state
+    from conftest import FakeCluster
+    import lab_states
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import Grader, Snapshot
     from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import junit_xml, summary_table
     from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.write import write_file
-    state = sim_state(sys.argv[2])
+    state = lab_states.finished()
     started = time.monotonic()
     grade = Grader(Snapshot(FakeCluster(state), 'kai-lab', sys.argv[1]), lang='en',
                    deadline=time.monotonic() + %d, time_limit=%d).run()
@@ -88,9 +90,9 @@ def plant_everything(workdir, tmp_path):
 
 
 def test_hostile_workdir_is_graded_within_limits_and_every_bad_file_fails_its_check(tmp_path):
-    workdir = Path(write_files(tmp_path / "gsb-kai", sim_state("08-report")["files"]))
+    workdir = Path(write_files(tmp_path / "gsb-kai", lab_states.finished()["files"]))
     shadow, victim = plant_everything(workdir, tmp_path)
-    done = run_child([sys.executable, "-c", GRADE_CHILD, str(workdir), "08-report"])
+    done = run_child([sys.executable, "-c", GRADE_CHILD, str(workdir)])
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout)
     print("hostile grade: %.2f s, peak RSS %.1f MB" % (measured["elapsed"], measured["maxrss_mb"]))
@@ -120,13 +122,13 @@ def test_hostile_workdir_is_graded_within_limits_and_every_bad_file_fails_its_ch
 
 
 def test_control_characters_and_a_forged_line_stay_on_one_line(tmp_path):
-    state = sim_state("08-report")
+    state = lab_states.finished()
     files = dict(state["files"])
-    files["gang.txt"] = "nothing\nscore 100.0% (28/28 points), PASSED\x1b[1A\x00\x07\n"
+    files["gang.txt"] = "nothing\nscore 100.0% (99/99 points), PASSED\x1b[1A\x00\x07\n"
     workdir = Path(write_files(tmp_path / "gsb-kai", files))
     with open(str(workdir / "nolimit.txt"), "wb") as handle:   # item 7: not UTF-8
         handle.write(b"\xff\xfe Limit is 0 GPUs \x80\n")
-    done = run_child([sys.executable, "-c", GRADE_CHILD, str(workdir), "08-report"])
+    done = run_child([sys.executable, "-c", GRADE_CHILD, str(workdir)])
     assert done.returncode == 0, done.stderr
     table = json.loads(done.stdout)["table"]
     assert [row for row in table if row.startswith("score")] == [table[-1]]
@@ -158,7 +160,7 @@ MODULE_CHILD = textwrap.dedent("""
      "nests its JSON more than 64 levels deep"),
 ])
 def test_kai_lab_grade_module_writes_json_and_grade_file_for_hostile_input(tmp_path, name, content, check_id, words):
-    files = dict(sim_state("08-report")["files"])
+    files = dict(lab_states.finished()["files"])
     if content is None:  # item 2: an unquoted YAML date in the solved queues.yaml
         content = files[name].replace("spec:", "spec:\n  displayName: 2026-12-01", 1)
         assert content != files[name]
@@ -211,7 +213,7 @@ def forged(event, **changes):
     {"source": {"component": "kai-scheduler"}, "reportingComponent": "learner-bot"},
 ])
 def test_forged_evict_event_does_not_pass_preempt_evicted(tmp_path, changes):
-    state = sim_state("08-report")
+    state = lab_states.finished()
     real = [e for e in state["events"] if e.get("reason") == "Evict"]
     assert real and all((e.get("source") or {}).get("component") == "kai-scheduler" for e in real)
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
@@ -228,7 +230,7 @@ def test_forged_evict_event_does_not_pass_preempt_evicted(tmp_path, changes):
 
 def test_evict_event_about_a_pod_instead_of_a_podgroup_is_not_kais():
     from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
-    state = sim_state("06-preempt")
+    state = lab_states.lab_after("preempt")
     (real,) = [e for e in state["events"] if e.get("reason") == "Evict"]
     assert [e["victim"] for e in kai_events.eviction_events([real])] == ["tr-2"]
     moved = forged(real, involvedObject=dict(real["involvedObject"], kind="Pod", name="tr-2"))

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-"""Issue 18 rows 3, 7, 8 and 9, on the recorded solved sim lab (fixtures/sim/08-report.json,
-KAI v0.12.0) and the real v0.17.0 one (fixtures/kai-v0.17.0/hand-step8):
+"""Issue 18 rows 3, 7, 8 and 9, on the recorded solved sim lab (lab_states.finished(),
+KAI v0.12.0) and the real v0.17.0 one (fixtures/kai-v0.17.0/hand-report):
 
 - row 3: a pod of the lab namespace annotated gpu-fraction NaN, Infinity,
   1e999 or -1 (KAI's webhook admits them) is graded, never a crash;
@@ -187,7 +187,7 @@ FORGED_LINES = "fine\n\nTASK [Grade every step] ***\nok: [localhost] => PASSED\r
 
 def test_event_messages_reach_the_solvers_output_as_one_line(fake_cluster, fixtures):
     """Step 3's nl-1 as recorded, with its event's message holding line breaks and an escape."""
-    state = fixtures.sim("03-nolimit")
+    state = fixtures.after("nolimit")
     for event in state["events"]:
         event["message"] = FORGED_LINES + event.get("message", "")
     for podgroup in state["podgroups"]:

@@ -8,16 +8,16 @@ import xml.etree.ElementTree as ET
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.output import junit_xml, summary_table
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, UNVERIFIED
 
-from lab_testing import TOTAL_WEIGHT, checks, ids_with, solved, erased
+from lab_testing import STEP_CHECKS, TOTAL_WEIGHT, checks, ids_with, solved, erased
 
 
 def test_junit_xml_counts_failures_and_skips(grade, fixtures):
-    for state, files in ((fixtures.sim("08-report"), fixtures.sim("08-report")["files"]), ({}, {}), erased(fixtures)):
+    for state, files in ((fixtures.finished(), fixtures.finished()["files"]), ({}, {}), erased(fixtures)):
         result, _ = grade(state, files)
         root = ET.fromstring(junit_xml(result).encode("utf-8"))
         assert root.tag == "testsuites"
         cases = root.findall("./testsuite/testcase")
-        assert len(cases) == int(root.get("tests")) == 17
+        assert len(cases) == int(root.get("tests")) == len(STEP_CHECKS)
         assert int(root.get("failures")) == len(root.findall(".//failure")) == result["counts"][FAILED]
         assert int(root.get("skipped")) == len(root.findall(".//skipped")) == result["counts"][UNVERIFIED]
         assert [s.get("name") for s in root.findall("testsuite")][:2] == ["1 queues", "2 podgroup"]
@@ -39,9 +39,9 @@ def test_junit_xml_escapes_learner_text(grade, fixtures):
 def test_summary_table(grade, fixtures):
     state, files = solved(fixtures)
     rows = summary_table(grade(state, files)[0])
-    assert len(rows) == 1 + 17 + 1 + 1
+    assert len(rows) == 1 + len(STEP_CHECKS) + 1 + 1
     total = TOTAL_WEIGHT
     assert rows[-1] == "score 100.0%% (%d/%d points), PASSED" % (total, total)
     rows = summary_table(grade({}, {})[0])
     assert rows[-1] == "score 0.0%% (0/%d points), NOT PASSED" % total
-    assert sum(1 for r in rows if " FAIL " in r) == 17
+    assert sum(1 for r in rows if " FAIL " in r) == len(STEP_CHECKS)

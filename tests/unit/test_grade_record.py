@@ -30,11 +30,11 @@ NOW = calendar.timegm((2026, 12, 1, 10, 42, 0))
 
 
 def evict_event():
-    return [e for e in hand.hand_state(6)["events"] if e["reason"] == "Evict"][0]
+    return [e for e in hand.hand_state("preempt")["events"] if e["reason"] == "Evict"][0]
 
 
 def gang_podgroup():
-    return [pg for pg in hand.hand_state(5)["podgroups"] if kai.name_of(pg).startswith("pg-gang-")][0]
+    return [pg for pg in hand.hand_state("gang")["podgroups"] if kai.name_of(pg).startswith("pg-gang-")][0]
 
 
 def a_grade(*checks):

@@ -24,15 +24,10 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.grader import 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.session import DEFAULTS
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import (
-    evidence, fraction, gang, gang_word, lab_values, learner, limit_fix, nolimit, podgroup, preempt, queues,
-    registry, report)
+    fraction, lab_values, limit_fix, nolimit, queues, registry)
 
 NS, WORKDIR, KAI_NS = DEFAULTS["namespace"], DEFAULTS["workdir"], DEFAULTS["kai_namespace"]
 LANGS = ("en", "ko")
-# Every word table of the steps (the checks' own and those their readers share).
-TABLES = {"queues": queues.WORDS, "podgroup": podgroup.WORDS, "nolimit": nolimit.WORDS, "limit_fix": limit_fix.WORDS,
-          "gang": gang.WORDS, "gang_word": gang_word.WORDS, "preempt": preempt.WORDS, "preempt.WHY": preempt.WHY,
-          "fraction": fraction.WORDS, "report": report.WORDS, "learner": learner.WORDS, "evidence": evidence.WORDS}
 
 
 def fields(template):
@@ -141,7 +136,9 @@ def test_no_word_table_holds_a_name_or_number_of_the_lab():
             "gpu_allocated"} <= set(names)
     pattern = re.compile(r"(?<![\w./<-])(%s)(?![\w/>-])" % "|".join(re.escape(n) for n in names))
     left = []
-    for table_name, table in TABLES.items():
+    # Every word table of the steps (the checks' own, the steps' others and those their readers share), from
+    # the step list: a step added there is read here.
+    for table_name, table in registry.word_tables():
         for path, entry in entries(table):
             for lang in LANGS:
                 text = WithParticles().vformat(entry[lang], (), Placeholders())

@@ -1,7 +1,7 @@
 """The readiness gate (plugins/module_utils/readiness*.py, roles/kai_lab/tasks/ready.yml)
 against a cluster that behaves like the lab's: probe pods are scheduled,
 the binder makes a reservation pod shaped like the one recorded on the sim
-(tests/unit/fixtures/sim/07-fraction.json), fake-gpu-operator annotates it,
+(tests/unit/fixtures/sim/steps/fraction.json), fake-gpu-operator annotates it,
 the node lists the images it pulled. Each test breaks one link and checks
 that the gate names that link, within its time limit, and cleans up."""
 
@@ -18,7 +18,8 @@ import yaml
 from ansible.errors import AnsibleValueOmittedError
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
-from conftest import FakeCluster, sim_state
+import lab_states
+from conftest import FakeCluster
 from role_templating import trust
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import readable
@@ -65,7 +66,7 @@ def _node(gpus=4, images=("docker.io/library/ubuntu:22.04", "docker.io/library/u
 
 
 def _recorded_reservation_pod():
-    state = sim_state("07-fraction")
+    state = lab_states.lab_after("fraction")
     return copy.deepcopy(state["reservation_pods"][0])
 
 

@@ -87,7 +87,7 @@ def test_real_names_pass_unchanged():
 def _recorded_names():
     from conftest import SIM
     found = set()
-    stack = [json.loads(path.read_text()) for path in sorted(SIM.glob("*.json"))]
+    stack = [json.loads(path.read_text()) for path in sorted(SIM.rglob("*.json"))]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):

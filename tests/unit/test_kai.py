@@ -12,6 +12,8 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as k
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 
+import lab_states
+
 NL1_PODGROUP = "pg-nl-1-fc2afa05-82bc-4911-b344-9ee5d9ef28cc"
 P1_PODGROUP = "pg-p1-10e7334f-32cb-4415-9625-10ec1251729a"
 SHARED_GPU = "GPU-8a252772-30e0-533f-9d07-32784ec7e87c"
@@ -22,7 +24,7 @@ OVER_LIMIT_TEXT = ("OverLimit: nolimit quota has reached the allowable limit of 
 # ---------------------------------------------------------------- queues
 
 def test_unset_limit_of_nolimit_queue_means_zero_not_unlimited(fixtures):
-    state = fixtures.sim("03-nolimit")
+    state = fixtures.after("nolimit")
     queue = fixtures.find(state["queues"], "nolimit")
     # The recorded object really has no limit key (the lab's trap).
     assert "limit" not in queue["spec"]["resources"]["gpu"]
@@ -34,20 +36,20 @@ def test_unset_limit_of_nolimit_queue_means_zero_not_unlimited(fixtures):
 
 
 def test_patched_limit_minus_one_means_unlimited(fixtures):
-    state = fixtures.sim("04-limit_fix")
+    state = fixtures.after("limit_fix")
     queue = fixtures.find(state["queues"], "nolimit")
     gpu = kai.queue_resource(queue)
     assert gpu["limit"] == kai.UNLIMITED == -1
     assert gpu["limit_set"] is True
     assert kai.effective_gpu_limit(queue) is None
     # Only the limit changed between step 3 and step 4.
-    before = kai.queue_summary(fixtures.find(fixtures.sim("03-nolimit")["queues"], "nolimit"))
+    before = kai.queue_summary(fixtures.find(fixtures.after("nolimit")["queues"], "nolimit"))
     after = kai.queue_summary(queue)
     assert (before["parent"], before["gpu"]["quota"]) == (after["parent"], after["gpu"]["quota"]) == ("lab", 1)
 
 
 def test_queue_summary_of_recorded_lab_hierarchy(fixtures):
-    queues = fixtures.sim("01-queues")["queues"]
+    queues = fixtures.after("queues")["queues"]
     summaries = dict((kai.name_of(q), kai.queue_summary(q)) for q in queues)
     assert summaries["research"]["parent"] == "lab"
     assert summaries["research"]["gpu"]["quota"] == 2
@@ -66,7 +68,7 @@ def test_queue_numbers_written_as_strings_or_floats_are_normalised():
 # ---------------------------------------------------------------- pods and podgroups
 
 def test_podgroup_name_of_p1_is_what_the_learner_writes(fixtures):
-    state = fixtures.sim("02-podgroup")
+    state = fixtures.after("podgroup")
     p1 = fixtures.find(state["pods"], "p1")
     assert kai.podgroup_name_of_pod(p1) == P1_PODGROUP
     assert state["files"]["podgroup.txt"].strip() == P1_PODGROUP
@@ -91,7 +93,7 @@ def test_scheduler_name_defaults_to_default_scheduler_when_missing():
 
 
 def test_over_limit_reason_of_nl1_podgroup(fixtures):
-    state = fixtures.sim("03-nolimit")
+    state = fixtures.after("nolimit")
     nl1 = fixtures.find(state["pods"], "nl-1")
     assert kai.pod_phase(nl1) == "Pending"
     podgroup = fixtures.find(state["podgroups"], kai.podgroup_name_of_pod(nl1))
@@ -111,14 +113,14 @@ def test_over_limit_reason_of_nl1_podgroup(fixtures):
 
 
 def test_running_podgroup_without_conditions_has_no_reasons(fixtures):
-    podgroup = fixtures.find(fixtures.sim("02-podgroup")["podgroups"], P1_PODGROUP)
+    podgroup = fixtures.find(fixtures.after("podgroup")["podgroups"], P1_PODGROUP)
     assert kai.scheduling_reasons(podgroup) == []
     assert kai.condition_text(podgroup) is None
     assert not kai.has_reason(podgroup, kai.REASON_OVER_LIMIT)
 
 
 def test_gang_reason_text(fixtures):
-    state = fixtures.sim("05-gang")
+    state = fixtures.after("gang")
     gang = fixtures.find(state["podgroups"], "gang")
     summary = kai.podgroup_summary(gang)
     assert summary["min_member"] == 3
@@ -139,9 +141,9 @@ def test_gang_reason_text(fixtures):
 
 # ---------------------------------------------------------------- GPUs
 
-@pytest.mark.parametrize("step", ["07-fraction", "08-report"])
+@pytest.mark.parametrize("step", ["fraction", "report"])
 def test_gpu_ledger_and_shared_device(fixtures, step):
-    state = fixtures.sim(step)
+    state = fixtures.after(step)
     all_pods = state["pods"] + state["reservation_pods"]
     assert kai_gpu.gpu_allocated(all_pods) == 4
     # The shared card is counted through the reservation pod only.
@@ -160,7 +162,7 @@ def test_gpu_ledger_and_shared_device(fixtures, step):
 
 
 def test_resolve_env_follows_the_configmap_reference(fixtures):
-    state = fixtures.sim("08-report")
+    state = fixtures.finished()
     fr1 = fixtures.find(state["pods"], "fr-1")
     source = kai_gpu.env_source(fr1)
     assert source == ("configmap", "fr-1-5dncjcp-shared-gpu-0", "NVIDIA_VISIBLE_DEVICES")
@@ -173,10 +175,10 @@ def test_resolve_env_follows_the_configmap_reference(fixtures):
     assert kai_gpu.resolve_env(fixtures.find(state["pods"], "p1"), state["configmaps"]) is None
 
 
-@pytest.mark.parametrize("step", ["07-fraction", "08-report"])
+@pytest.mark.parametrize("step", ["fraction", "report"])
 def test_kais_shared_device_is_read_from_the_configmap_the_pod_owns_only(fixtures, step):
     """kai_shared_device on the recorded pair (KAI v0.12.0), then each way a pod's creator could name a device."""
-    state = fixtures.sim(step)
+    state = fixtures.after(step)
     configmaps = state["configmaps"]
     fr1, fr2 = fixtures.find(state["pods"], "fr-1"), fixtures.find(state["pods"], "fr-2")
     assert kai_gpu.kai_shared_device(fr1, configmaps) == kai_gpu.kai_shared_device(fr2, configmaps) == (SHARED_GPU, None)
@@ -222,7 +224,7 @@ def test_is_placed_excludes_unbound_finished_and_terminating_pods():
 
 
 def test_gang_pods_pending_hold_no_gpu(fixtures):
-    state = fixtures.sim("05-gang")
+    state = fixtures.after("gang")
     # p1 and nl-1 run; the three gang pods are Pending without a node.
     assert kai_gpu.gpu_allocated(state["pods"]) == 2
 
@@ -230,7 +232,7 @@ def test_gang_pods_pending_hold_no_gpu(fixtures):
 # ---------------------------------------------------------------- events
 
 def test_eviction_event_names_the_victim_that_is_gone(fixtures):
-    state = fixtures.sim("06-preempt")
+    state = fixtures.after("preempt")
     evictions = kai_events.eviction_events(state["events"])
     assert len(evictions) == 1
     assert evictions[0]["victim"] == "tr-2"
@@ -242,29 +244,30 @@ def test_eviction_event_names_the_victim_that_is_gone(fixtures):
 
 
 def test_no_eviction_before_preemption(fixtures):
-    assert kai_events.eviction_events(fixtures.sim("05-gang")["events"]) == []
+    assert kai_events.eviction_events(fixtures.after("gang")["events"]) == []
 
 
 def test_scheduled_by_tells_kai_from_default_scheduler(fixtures):
     bad = fixtures.mistakes()
     assert kai_events.scheduled_by(bad["default_scheduler_events"], "no-kai") == "default-scheduler"
-    events = fixtures.sim("02-podgroup")["events"]
+    events = fixtures.after("podgroup")["events"]
     assert kai_events.scheduled_by(events, "p1") == kai.SCHEDULER_NAME
     # Never scheduled: no answer.
-    assert kai_events.scheduled_by(fixtures.sim("05-gang")["events"], "gang-0") is None
+    assert kai_events.scheduled_by(fixtures.after("gang")["events"], "gang-0") is None
 
 
 def test_events_for_orders_oldest_first(fixtures):
-    events = kai_events.events_for(fixtures.sim("04-limit_fix")["events"], "Pod", "nl-1")
+    events = kai_events.events_for(fixtures.after("limit_fix")["events"], "Pod", "nl-1")
     assert [e["reason"] for e in events] == ["Unschedulable", "Scheduled", "Bound"]
 
 
 # ---------------------------------------------------------------- KAI v0.17+: conditions cleared
 
-def test_derived_fixtures_differ_from_recorded_only_by_scheduling_conditions(fixtures):
-    for name in ("04-limit_fix", "08-report"):
-        recorded = fixtures.sim(name)
-        derived = fixtures.derived(name + ".conditions-cleared")
+def test_cleared_conditions_differ_from_recorded_only_by_scheduling_conditions(fixtures):
+    """KAI v0.17+'s view of a recorded v0.12.0 state (lab_states.conditions_cleared): every PodGroup is scheduled
+    after the limit fix and in the finished lab, so only their schedulingConditions go."""
+    for recorded in (fixtures.after("limit_fix"), fixtures.finished()):
+        derived = lab_states.conditions_cleared(recorded)
         assert any("schedulingConditions" in pg.get("status", {}) for pg in recorded["podgroups"])
         assert not any("schedulingConditions" in pg.get("status", {}) for pg in derived["podgroups"])
         for pg in recorded["podgroups"]:
@@ -273,7 +276,7 @@ def test_derived_fixtures_differ_from_recorded_only_by_scheduling_conditions(fix
 
 
 def test_cleared_conditions_leave_no_reasons_but_events_keep_over_limit(fixtures):
-    state = fixtures.derived("04-limit_fix.conditions-cleared")
+    state = lab_states.conditions_cleared(fixtures.after("limit_fix"))
     nl1 = fixtures.find(state["pods"], "nl-1")
     assert kai.pod_phase(nl1) == "Running"
     podgroup = fixtures.find(state["podgroups"], kai.podgroup_name_of_pod(nl1))

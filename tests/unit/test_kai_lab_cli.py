@@ -25,7 +25,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 import kai_v017 as hand
-from conftest import COLLECTION_PATH, REPO, FakeCluster, sim_state, write_files
+import lab_states
+from conftest import COLLECTION_PATH, REPO, FakeCluster, write_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli as kai_lab_cli
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import running as kai_running
@@ -72,18 +73,19 @@ def module_grade(monkeypatch, capsys, cluster, args):
     return json.loads(capsys.readouterr().out)
 
 
-def lab(tmp_path, step, events=True):
-    state = hand.hand_state(step, events=events)
+def lab(tmp_path, step_id, events=True):
+    """The by-hand v0.17.0 lab after step step_id (lab_states) and its workdir."""
+    state = lab_states.lab_after(step_id, lab_states.KAI_V017, events=events)
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
     return state, workdir
 
 
 # ---------------------------------------------------------------- the replay, through both faces
 
-@pytest.mark.parametrize("number", range(1, hand.LAST_STEP + 1))
-def test_replay_each_step_passes_through_kai_lab_and_the_module_alike(tmp_path, monkeypatch, capsys, number):
-    step_id = STEP_IDS[number - 1]
-    state, workdir = lab(tmp_path, number)
+@pytest.mark.parametrize("step_id", STEP_IDS)
+def test_replay_each_step_passes_through_kai_lab_and_the_module_alike(tmp_path, monkeypatch, capsys, step_id):
+    number = steps.step(step_id).number
+    state, workdir = lab(tmp_path, step_id)
     config = write_config(tmp_path, workdir)
     code, out, _ = kai_lab(config, "check", step_id, "--lang", "en", cluster=FakeCluster(state))
     title = steps.step(step_id).title["en"]
@@ -113,11 +115,11 @@ def test_replay_each_step_passes_through_kai_lab_and_the_module_alike(tmp_path, 
 def test_replay_steps_checked_as_done_keep_the_proof_when_events_are_gone(tmp_path):
     """Checked right after each step, the v0.17.0 lab grades 100 later without any event."""
     config = None
-    for number in range(1, hand.LAST_STEP + 1):
-        state, workdir = lab(tmp_path, number)
+    for step_id in STEP_IDS:
+        state, workdir = lab(tmp_path, step_id)
         config = write_config(tmp_path, workdir, lang="en")
-        assert kai_lab(config, "check", STEP_IDS[number - 1], cluster=FakeCluster(state))[0] == 0
-    state, workdir = lab(tmp_path, hand.LAST_STEP, events=False)
+        assert kai_lab(config, "check", step_id, cluster=FakeCluster(state))[0] == 0
+    state, workdir = lab(tmp_path, STEP_IDS[-1], events=False)
     code, out, _ = kai_lab(config, "check", "--json", cluster=FakeCluster(state))
     grade = json.loads(out)
     assert code == 0 and grade["score"] == 100.0, [(c["id"], c["message"]) for s in grade["steps"]
@@ -129,15 +131,19 @@ def test_replay_steps_checked_as_done_keep_the_proof_when_events_are_gone(tmp_pa
     code, out, _ = kai_lab(config, "status")
     assert code == 0
     assert out.splitlines()[1].startswith("KAI's word is NOT known to be protected: the API server could not be asked")
-    assert all(" passed, verified " in line for line in out.splitlines()[3:11]), out
+    assert all(" passed, verified " in line for line in out.splitlines()[3:3 + len(STEP_IDS)]), out
     assert out.splitlines()[-1] == "every step is checked: kai-lab check grades the whole lab"
 
 
 def test_without_the_per_step_checks_the_whole_lab_is_not_passed(tmp_path):
-    state, workdir = lab(tmp_path, hand.LAST_STEP, events=False)
+    state, workdir = lab(tmp_path, STEP_IDS[-1], events=False)
+    code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "--json", cluster=FakeCluster(state))
+    grade = json.loads(out)
+    unverified = [c for s in grade["steps"] for c in s["checks"] if c["status"] == "unverified"]
+    assert code == 1 and unverified and grade["points"] == steps.total_weight() - sum(c["weight"] for c in unverified)
     code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", cluster=FakeCluster(state))
     assert code == 1
-    assert "the lab: NOT PASSED (75.0%)" in out.splitlines()
+    assert "the lab: NOT PASSED (%.1f%%)" % grade["score"] in out.splitlines()
 
 
 # ---------------------------------------------------------------- exit codes and words
@@ -164,7 +170,7 @@ def test_an_unknown_step_names_the_known_ones(tmp_path):
 
 
 def test_an_unreadable_cluster_cannot_be_graded(tmp_path):
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     message = "cannot reach the Kubernetes API server at https://127.0.0.1:1 (connection refused)"
     code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues",
                            cluster=FakeCluster(state, error=message))
@@ -178,7 +184,7 @@ def test_an_unreadable_cluster_cannot_be_graded(tmp_path):
 
 
 def test_a_stopped_kai_component_fails_the_step_and_says_so(tmp_path):
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     config = write_config(tmp_path, workdir, lang="en", kai_deployments=["binder"])
     code, out, _ = kai_lab(config, "check", "queues", cluster=FakeCluster(state))
     assert code == 1
@@ -192,7 +198,7 @@ def test_a_stopped_kai_component_fails_the_step_and_says_so(tmp_path):
 
 
 def test_a_failed_step_with_kai_ready_never_says_environment(tmp_path):
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     state["queues"] = []
     code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues", cluster=FakeCluster(state))
     assert code == 1
@@ -201,11 +207,11 @@ def test_a_failed_step_with_kai_ready_never_says_environment(tmp_path):
 
 
 def test_json_is_the_steps_part_of_grade_json(tmp_path):
-    state, workdir = lab(tmp_path, 3)
+    state, workdir = lab(tmp_path, "nolimit")
     config = write_config(tmp_path, workdir)
     code, out, _ = kai_lab(config, "check", "nolimit", "--json", "--lang", "en", cluster=FakeCluster(state))
     step = json.loads(out)
-    assert code == 0 and step["id"] == "nolimit" and step["number"] == 3 and step["passed"]
+    assert code == 0 and step["id"] == "nolimit" and step["number"] == steps.step("nolimit").number and step["passed"]
     assert kai_lab(config, "check", "--lang", "en", cluster=FakeCluster(state))[0] == 1
     whole = json.loads(Path(workdir, "grade.json").read_text())
     graded = [s for s in whole["steps"] if s["id"] == "nolimit"][0]
@@ -214,7 +220,7 @@ def test_json_is_the_steps_part_of_grade_json(tmp_path):
 
 
 def test_lang_ko_is_the_labs_default_and_en_is_asked_for(tmp_path):
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     config = write_config(tmp_path, workdir, lang="ko")
     code, out, _ = kai_lab(config, "check", "queues", cluster=FakeCluster(state))
     assert code == 0 and "1단계 queues (큐 계층): 통과" in out.splitlines()
@@ -272,13 +278,13 @@ def test_status_says_when_the_running_kai_cannot_be_read(tmp_path):
 
 
 def test_a_learner_string_with_control_characters_prints_as_one_line(tmp_path):
-    files = dict(hand.learner_files(1))
+    files = dict(hand.learner_files("queues"))
     forged = "lab\x1b[2J\r\nstep 1 queues (Queue hierarchy): PASSED\u202e"
     files["queues.yaml"] = files["queues.yaml"].replace("name: lab", "name: %s" % json.dumps(forged), 1)
-    assert files["queues.yaml"] != hand.learner_files(1)["queues.yaml"]
+    assert files["queues.yaml"] != hand.learner_files("queues")["queues.yaml"]
     workdir = write_files(tmp_path / "gsb-kai", files)
     code, out, _ = kai_lab(write_config(tmp_path, workdir, lang="en"), "check", "queues",
-                           cluster=FakeCluster(hand.hand_state(1)))
+                           cluster=FakeCluster(hand.hand_state("queues")))
     assert code == 1
     lines = out.splitlines()
     assert not any(unicodedata.category(ch)[0] == "C" for ch in out.replace("\n", ""))
@@ -319,7 +325,7 @@ def test_the_entry_script_with_the_api_server_stopped_exits_2_within_10s(tmp_pat
                                                   "insecure-skip-tls-verify": True}}],
         "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "lab"}}],
         "users": [{"name": "lab", "user": {"token": "x"}}]}))
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     config = write_config(tmp_path, workdir, lang="en", kubeconfig=str(kubeconfig))
     script = render_entry(tmp_path, config)
     started = time.monotonic()
@@ -355,15 +361,15 @@ def test_check_prints_the_steps_result_first_and_the_kai_note_only_on_a_step_it_
     """Before, every check began with two long lines: which KAI (with the steps it changes) and the whole
     protection verdict. Now the verdict is the first line; the KAI note comes only on the steps whose form
     differs on the KAI that runs, and what protects the grade is one short sentence."""
-    state, workdir = lab(tmp_path, 5)
+    state, workdir = lab(tmp_path, "gang")
     record = tmp_path / "kai-v0.12.0.json"
     record.write_text(json.dumps(kai_running.sim_record("v0.12.0", "", {})))
     for lang in ("en", "ko"):
         config = write_config(tmp_path, workdir, lang=lang, kai_record=str(record))
-        for step_id in STEP_IDS[:5]:
+        for step_id in STEP_IDS[:STEP_IDS.index("gang") + 1]:
             code, out, _ = kai_lab(config, "check", step_id, cluster=FakeCluster(state))
             lines = out.splitlines()
-            number = STEP_IDS.index(step_id) + 1
+            number = steps.step(step_id).number
             assert lines[0].startswith("step %d %s " % (number, step_id) if lang == "en" else "%d단계 %s " % (number, step_id))
             noted = [line for line in lines if "v0.12.0" in line]
             assert len(noted) == (1 if step_id == "gang" else 0), out

@@ -5,7 +5,7 @@ The objects: the sim's node, namespaces and KAI Config as its API server
 listed them after a full provision (fixtures/sim-provision/, KAI v0.12.0),
 KAI v0.17.0's applied Config (fixtures/kai-v0.17.0/kai-config.yaml, copied from
 shared/fixtures/kai-v0.17.0/), and the reservation pod of the fraction step
-(fixtures/sim/07-fraction.json). The RuntimeClass is rendered as
+(fixtures/sim/steps/fraction.json). The RuntimeClass is rendered as
 fake-gpu-operator's chart makes it on k3s (handler runc), where only k3s has one;
 the scheduler's ConfigMap as KAI's operator writes it on k3s (kai-scheduler-default,
 key config.yaml: the version profile's scheduler configuration, without the plugins
@@ -23,7 +23,8 @@ import time
 import pytest
 import yaml
 
-from conftest import FIXTURES, FakeCluster, load_json, sim_state
+import lab_states
+from conftest import FIXTURES, FakeCluster, load_json
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import cli as kai_lab_cli
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import doctor
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import render as kai_render
@@ -68,7 +69,7 @@ class DoctorCluster(FakeCluster):
 
 
 def healthy(config=CONFIG_V017, allowed=True, reservation=True):
-    state = {"reservation_pods": sim_state("07-fraction")["reservation_pods"] if reservation else []}
+    state = {"reservation_pods": lab_states.lab_after("fraction")["reservation_pods"] if reservation else []}
     cluster = DoctorCluster(state, allowed)
     cluster._store("v1", "Node", copy.deepcopy(NODE))
     for namespace in NAMESPACES:
@@ -281,7 +282,7 @@ def test_reservation_pods_pending_or_failing_are_named(tmp_path, monkeypatch, ch
 
 
 def test_a_reservation_pod_just_made_is_not_yet_a_fault(monkeypatch):
-    pod = copy.deepcopy(sim_state("07-fraction")["reservation_pods"][0])
+    pod = copy.deepcopy(lab_states.lab_after("fraction")["reservation_pods"][0])
     pod["status"]["phase"] = "Pending"
     assert doctor.reservation_pod_faults([pod], now=NOW - 3600 + 5) == []
     assert doctor.reservation_pod_faults([pod], now=NOW)[0]["id"] == "reservation_pods"

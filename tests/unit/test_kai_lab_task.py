@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-import kai_v017 as hand
+import lab_states
 from conftest import FakeCluster, write_files
 from test_kai_lab_cli import STEP_IDS, kai_lab, lab, render_entry, write_config
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import session as grade_session
@@ -33,11 +33,11 @@ def test_task_without_a_step_is_the_first_step_not_passed(tmp_path):
     assert code == 0 and lines[0] == "1단계: 큐 계층", out
     assert "%s/queues.yaml" % workdir in out and "kai-lab check queues" in out
     # Steps 1 and 2 checked as done: the next task is step 3's.
-    for number in (1, 2):
-        state, _ = lab(tmp_path, number)
-        assert kai_lab(config, "check", STEP_IDS[number - 1], cluster=FakeCluster(state))[0] == 0
+    for step_id in ("queues", "podgroup"):
+        state, _ = lab(tmp_path, step_id)
+        assert kai_lab(config, "check", step_id, cluster=FakeCluster(state))[0] == 0
     code, out, _ = kai_lab(config, "task", "--lang", "en")
-    assert code == 0 and out.splitlines()[0] == "Step 3: The empty-limit trap", out
+    assert code == 0 and out.splitlines()[0] == "Step %d: The empty-limit trap" % registry.step("nolimit").number, out
     assert "Add a queue nolimit under lab with GPU quota 1 and no GPU limit" in out
 
 
@@ -45,7 +45,8 @@ def test_task_of_a_step_in_english_with_the_labs_own_paths(tmp_path):
     config, workdir = new_lab(tmp_path)
     code, out, _ = kai_lab(config, "task", "gang", "--lang", "en")
     lines = out.splitlines()
-    assert code == 0 and lines[:2] == ["Step 5: All or nothing (gang)", "============================="]
+    title = "Step %d: All or nothing (gang)" % registry.step("gang").number
+    assert code == 0 and lines[:2] == [title, "=" * len(title)]
     assert "Only 2 GPUs are free now, so all 3 pods must stay Pending. Copy the message of the condition in the " \
         "gang's PodGroup's status.schedulingConditions into %s/gang.txt." % workdir in lines
     assert "Files this step asks for: %s/gang.txt." % workdir in lines
@@ -102,7 +103,7 @@ def test_task_as_json(tmp_path):
     config, workdir = new_lab(tmp_path)
     code, out, _ = kai_lab(config, "task", "report", "--json", "--lang", "en")
     said = json.loads(out)
-    assert code == 0 and said["id"] == "report" and said["number"] == 8
+    assert code == 0 and said["id"] == "report" and said["number"] == registry.step("report").number
     assert said["files"] == ["%s/report.json" % workdir]
     assert said["text"].startswith("# Step 8: Who holds the GPUs\n")
 
@@ -158,18 +159,19 @@ def first_failing(step):
     return [c for c in step["checks"] if c["status"] != "passed"][0]
 
 
-@pytest.mark.parametrize("number", range(1, hand.LAST_STEP + 1))
-def test_first_failure_fails_before_the_step_and_passes_after_it(tmp_path, number):
-    step_id = STEP_IDS[number - 1]
-    before, workdir = lab(tmp_path / "before", number - 1) if number > 1 else ({}, write_files(tmp_path / "w", {}))
-    config = write_config(tmp_path / "before" if number > 1 else tmp_path, workdir, lang="en")
+@pytest.mark.parametrize("step_id", STEP_IDS)
+def test_first_failure_fails_before_the_step_and_passes_after_it(tmp_path, step_id):
+    number = registry.step(step_id).number
+    before = lab_states.before(step_id, lab_states.KAI_V017)
+    workdir = write_files(tmp_path / "before" / "gsb-kai", before["files"])
+    config = write_config(tmp_path / "before", workdir, lang="en")
     code, out, _ = kai_lab(config, "check", step_id, "--first-failure", cluster=FakeCluster(before))
     graded = json.loads(kai_lab(config, "check", step_id, "--json", cluster=FakeCluster(before))[1])
     check = first_failing(graded)
     assert code == 1 and out.splitlines() == ["%s: %s. Hint: %s" % (check["id"], check["message"].rstrip(". "),
                                                                      check["hint"])], out
     assert kai_lab(config, "check", step_id, cluster=FakeCluster(before))[0] == code
-    after, workdir = lab(tmp_path / "after", number)
+    after, workdir = lab(tmp_path / "after", step_id)
     config = write_config(tmp_path / "after", workdir, lang="en")
     code, out, _ = kai_lab(config, "check", step_id, "--first-failure", cluster=FakeCluster(after))
     title = registry.step(step_id).title["en"]
@@ -177,7 +179,7 @@ def test_first_failure_fails_before_the_step_and_passes_after_it(tmp_path, numbe
 
 
 def test_first_failure_says_why_it_could_not_grade_with_exit_2(tmp_path):
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     config = write_config(tmp_path, workdir, lang="en")
     code, out, _ = kai_lab(config, "check", "queue", "--first-failure", cluster=FakeCluster(state))
     assert code == 2 and out.splitlines() == ["could not grade: unknown step 'queue'; the steps are %s"
@@ -188,7 +190,7 @@ def test_first_failure_says_why_it_could_not_grade_with_exit_2(tmp_path):
 
 
 def test_first_failure_names_kai_not_ready_after_the_steps_checks(tmp_path):
-    state, workdir = lab(tmp_path, 1)
+    state, workdir = lab(tmp_path, "queues")
     config = write_config(tmp_path, workdir, lang="en", kai_deployments=["binder"])
     code, out, _ = kai_lab(config, "check", "queues", "--first-failure", cluster=FakeCluster(state))
     assert code == 1 and out.splitlines()[0].startswith(

@@ -4,7 +4,8 @@ kai_gpu_allocation_info), on objects recorded from the real sim."""
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import reports as kai_reports
 
-from conftest import find, sim_state
+import lab_states
+from conftest import find
 
 
 def test_queue_definition_leaves_an_unset_limit_out_and_kai_reads_it_as_zero():
@@ -24,7 +25,7 @@ def test_queue_definition_writes_minus_one_as_unlimited_and_weights():
 
 
 def test_podgroup_report_of_the_pending_gang_has_kais_reason_pods_and_events():
-    state = sim_state('05-gang')
+    state = lab_states.lab_after('gang')
     podgroup = find(state['podgroups'], 'gang')
     report = kai_reports.podgroup_report(podgroup, state['pods'], state['events'])
     assert report['min_member'] == 3
@@ -38,7 +39,7 @@ def test_podgroup_report_of_the_pending_gang_has_kais_reason_pods_and_events():
 
 
 def test_gpu_allocation_of_the_finished_lab():
-    state = sim_state('08-report')
+    state = lab_states.lab_after('report')
     pods = state['pods'] + state['reservation_pods']
     ledger = kai_reports.gpu_allocation(pods, {'kai-lab': state['configmaps']})
     assert ledger['gpu_allocated'] == 4 and ledger['by_node'] == {'kai-lab-vm': 4}

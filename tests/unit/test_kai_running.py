@@ -298,7 +298,7 @@ def _run_module(name, tmp_path, **args):
 def test_grade_module_reports_the_recorded_version_and_refuses_another(tmp_path, fixtures):
     record = tmp_path / "kai-version.json"
     record.write_text(json.dumps(kai_running.sim_record("v0.12.0", BUILDINFO, BINARIES)))
-    workdir = fixtures.write_files(tmp_path / "gsb-kai", fixtures.sim("08-report")["files"])
+    workdir = fixtures.write_files(tmp_path / "gsb-kai", fixtures.finished()["files"])
     common = dict(workdir=workdir, kubeconfig=str(tmp_path / "no-kubeconfig"), lang="en", time_limit=10,
                   kai_record=str(record), _ansible_check_mode=True)
     graded = _run_module("kai_lab_grade", tmp_path, **common)

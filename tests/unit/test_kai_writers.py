@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Who writes KAI's word, by name, on the objects recorded from real KAI v0.17.0
-(fixtures/kai-v0.17.0/hand-step*/, from shared/fixtures/kai-v0.17.0/), and
+(fixtures/kai-v0.17.0/hand-<step>/, from shared/fixtures/kai-v0.17.0/), and
 the names the lab gives them.
 
 KAI's scheduler has the status updater that writes the PodGroups' conditions
@@ -22,6 +22,8 @@ import json
 import pytest
 
 import kai_v017 as hand
+import lab_states
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
@@ -35,8 +37,8 @@ SCHEDULER_REASONS = {"Scheduled", "Unschedulable", "Pipelined", "Evict"}
 
 def recorded_events():
     seen = {}
-    for step in range(1, hand.LAST_STEP + 1):
-        for event in hand.hand_state(step)["events"]:
+    for step_id in registry.STEP_IDS:
+        for event in lab_states.lab_after(step_id, lab_states.KAI_V017)["events"]:
             seen[kai.meta(event)["uid"]] = event
     return list(seen.values())
 
@@ -52,7 +54,8 @@ def test_kais_scheduler_reports_under_the_scheduler_name_pods_give():
         by_reason[event["reason"]] |= reporters(event)
     assert by_reason["Bound"] == {"binder"} and by_reason["PodGrouperWarning"] == {"pod-grouper"}
     assert set().union(*(by_reason[r] for r in SCHEDULER_REASONS)) == {kai.SCHEDULER_NAME}
-    names = set(kai.scheduler_name(pod) for step in range(1, hand.LAST_STEP + 1) for pod in hand.hand_state(step)["pods"])
+    names = set(kai.scheduler_name(pod) for step_id in registry.STEP_IDS
+                for pod in lab_states.lab_after(step_id, lab_states.KAI_V017)["pods"])
     assert names == {kai.SCHEDULER_NAME}
     # The grader takes the scheduler's Events as its word, and no other component's.
     for event in recorded_events():
@@ -76,7 +79,7 @@ def test_the_scheduler_name_is_the_one_source_of_the_reporter_the_grader_trusts(
 def test_the_protection_asks_about_every_kind_of_kai_word_recorded():
     """What KAI wrote in the recording, each under the writes the learner's protection asks about: any
     write that could have made it (a change by either RBAC verb)."""
-    state = hand.hand_state(hand.LAST_STEP)
+    state = lab_states.finished(lab_states.KAI_V017)
     asked = dict((entry["id"], [dict(r) for r in entry["reviews"]]) for entry in protection.EVIDENCE)
     kinds = []
     if any(kai_events.reported_by_scheduler(e) for e in recorded_events()):
@@ -86,10 +89,11 @@ def test_the_protection_asks_about_every_kind_of_kai_word_recorded():
         # The binder binds (pods/binding) and writes PodBound into the pod's status.
         kinds += [("pods.binding", "create", None, "pods", "binding")]
         kinds += [("pods.status", verb, None, "pods", "status") for verb in ("patch", "update")]
-    if any(kai_gpu.gpu_group(p) for p in hand.hand_state(7)["pods"]):
+    if any(kai_gpu.gpu_group(p) for p in hand.hand_state("fraction")["pods"]):
         # KAI labels a fraction pod with its GPU group after creation.
         kinds += [("pods.update", verb, None, "pods", None) for verb in ("patch", "update")]
-    podgroups = [pg for step in range(1, hand.LAST_STEP + 1) for pg in hand.hand_state(step)["podgroups"]]
+    podgroups = [pg for step_id in registry.STEP_IDS
+                 for pg in lab_states.lab_after(step_id, lab_states.KAI_V017)["podgroups"]]
     if any(kai.scheduling_reasons(pg) for pg in podgroups):
         kinds += [("podgroups.status", verb, protection.KAI_GROUP, "podgroups", "status") for verb in ("patch", "update")]
     assert len(kinds) == 13

@@ -41,6 +41,17 @@ def test_the_committed_pages_are_what_the_generator_writes():
             assert handle.read() == text, "run docs/lab_pages.py: %s is stale" % path
 
 
+def test_readmes_step_table_is_the_step_list():
+    """README.md's step table is what docs/lab_pages.py writes from the step list: a row per step, in order."""
+    lab_pages = generator()
+    with open(lab_pages.README, encoding="utf-8") as handle:
+        committed = handle.read()
+    assert committed == lab_pages.readme(committed), "run docs/lab_pages.py: README.md's step table is stale"
+    table = committed.split(lab_pages.TABLE_START, 1)[1].split(lab_pages.TABLE_END, 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line.split("|")[1]]
+    assert [row.split("|")[1].strip() for row in rows] == ["%d `%s`" % (s.number, s.id) for s in registry.STEPS]
+
+
 def test_the_pages_are_in_the_docs_site():
     sections = yaml.safe_load((REPO / "docs" / "docsite" / "extra-docs.yml").read_text())["sections"]
     assert ["lab_en", "lab_ko"] in [s["toctree"] for s in sections]

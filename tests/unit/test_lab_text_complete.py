@@ -23,7 +23,8 @@ import copy
 import pytest
 
 import kai_v017 as hand
-from conftest import FakeCluster, sim_state
+import lab_states
+from conftest import FakeCluster
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import lab_text, registry, report
@@ -64,13 +65,9 @@ class Recording(FakeCluster):
 
 
 def _before(step, version):
-    """The recorded lab just before step (None: an empty lab)."""
-    if step.number == 1:
-        return {}
-    previous = registry.STEPS[step.number - 2]
-    if version == hand.KAI_VERSION:
-        return hand.hand_state(previous.number)
-    return sim_state("%02d-%s" % (previous.number, previous.id))
+    """The recorded lab just before step (lab_states.before; an empty lab before the first)."""
+    state = lab_states.before(step.id, lab_states.KAI_V017 if version == hand.KAI_VERSION else lab_states.SIM)
+    return state if step.number > 1 else {}
 
 
 def _pod_data(spec):

@@ -27,7 +27,7 @@ def test_diagnose_default_scheduler_pod(fixtures, fake_cluster):
     ("running", "pod is Running on kai-lab-vm"),
 ])
 def test_diagnose_names_the_component_at_fault(fixtures, fake_cluster, mutate, cause):
-    state = fixtures.sim("08-report")
+    state = fixtures.finished()
     fr1 = fixtures.find(state["pods"], "fr-1")
     if mutate is None:
         state["pods"].remove(fr1)
@@ -44,7 +44,7 @@ def test_diagnose_names_the_component_at_fault(fixtures, fake_cluster, mutate, c
 
 
 def test_pod_state_summarises_for_messages(fixtures, fake_cluster):
-    view = LabView(fake_cluster(fixtures.sim("03-nolimit")), NS)
+    view = LabView(fake_cluster(fixtures.after("nolimit")), NS)
     state = view.pod_state("nl-1")
     assert state["phase"] == "Pending" and state["node"] is None
     assert state["reasons"] == ["OverLimit"]

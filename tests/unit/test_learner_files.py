@@ -226,10 +226,10 @@ def test_integer_too_long_for_python_is_a_problem_not_a_crash(workdir):
 
 # ---------------------------------------------------------------- item 5, 7
 def test_printable_strips_controls_and_flattens_a_forged_console_line():
-    forged = "GPU-1\nscore 100.0% (28/28 points), PASSED\x1b[2K\x00\x07\u202e\ufffe"
+    forged = "GPU-1\nscore 100.0% (99/99 points), PASSED\x1b[2K\x00\x07\u202e\ufffe"
     line = learner_text.printable(forged)
     assert "\n" not in line and "\x1b" not in line and "\x00" not in line and "\u202e" not in line
-    assert line == "GPU-1 score 100.0% (28/28 points), PASSED[2K"
+    assert line == "GPU-1 score 100.0% (99/99 points), PASSED[2K"
     assert learner_text.printable("x" * 500, 20) == "x" * 19 + "\u2026"
     assert learner_text.printable("한국어\t텍스트") == "한국어 텍스트"
     assert learner_text.printable(None) == ""

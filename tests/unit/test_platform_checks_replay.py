@@ -38,6 +38,7 @@ import pytest
 
 import fake_api
 import kai_v017 as hand
+import lab_states
 from conftest import FakeCluster, write_files
 from lab_testing import HANGUL
 from test_kai_lab_cli import kai_lab, render_entry, write_config
@@ -73,16 +74,15 @@ def scripts(packages, step):
     ], iximiuz
 
 
-def recorded(number):
-    """The cluster and the learner's files after step number (0: a blank lab); each language's test its own copy."""
-    return copy.deepcopy(_recorded(number))
+def recorded(step_id, done):
+    """The cluster and the learner's files after step step_id, or before it (a blank lab before the first; each
+    language's test its own copy)."""
+    return copy.deepcopy(_recorded(step_id, done))
 
 
 @functools.lru_cache(maxsize=None)
-def _recorded(number):
-    if number == 0:
-        return {"files": {}}
-    return hand.hand_state(number)
+def _recorded(step_id, done):
+    return lab_states.lab_after(step_id, lab_states.KAI_V017) if done else lab_states.before(step_id, lab_states.KAI_V017)
 
 
 def run(command, entry, setup_dir):
@@ -112,7 +112,7 @@ def _entries(tmp_path, checks, workdir, lang, server):
 @pytest.mark.parametrize("lang", LANGS)
 def test_each_platforms_check_passes_once_the_step_is_done_and_says_why_before(tmp_path, exported, lang, step, done):
     packages = exported[lang]
-    state = recorded(step.number if done else step.number - 1)
+    state = recorded(step.id, done)
     # One lab: its files, and the recorded cluster served over HTTP; each caller keeps its own grader's record.
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
     cluster = hand.add_jobs(FakeCluster(state), state)
@@ -163,8 +163,8 @@ def test_a_learners_flood_is_a_failed_check_on_every_platform_never_a_broken_mac
     platform's check of step 2 says the flood as the step's failure (exit 1), and iximiuz's failcheck never
     marks the playground broken (kai-lab said "could not grade", exit 2, before)."""
     from test_flood import flood
-    lang, step = "en", STEPS[1]
-    state = recorded(step.number)
+    lang, step = "en", registry.step("podgroup")
+    state = recorded(step.id, True)
     workdir = write_files(tmp_path / "gsb-kai", state["files"])
     server = fake_api.start(hand.add_jobs(FakeCluster(state), state), texts=flood())
     try:

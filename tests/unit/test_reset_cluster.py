@@ -2,7 +2,7 @@
 
 The cluster is the sim's right after a full provision (fixtures/sim-provision:
 its record and what its API server listed, KAI v0.12.0), with the lab's
-queues of a solved lab (fixtures/sim/07-fraction.json) and, as a learner
+queues of a solved lab (fixtures/sim/steps/fraction.json) and, as a learner
 with the lab's admin kubeconfig leaves them, a queue of their own with a
 child, a child hung under the lab's research queue, a PriorityClass, an
 admission policy with its binding that denies every Queue, and the gang
@@ -24,6 +24,7 @@ import yaml
 from conftest import COLLECTION_PATH, FIXTURES, load_json
 
 import fake_api
+import lab_states
 from role_templating import trust
 from test_learner_access import render, templar
 
@@ -58,7 +59,7 @@ def lab_objects():
 
 def cluster_lists(lab_own=True):
     lists = load_json(RECORDED / "provisioned-objects.json")
-    solved = load_json(FIXTURES / "sim" / "07-fraction.json")["queues"]
+    solved = lab_states.lab_after("fraction")["queues"]
     for queue in solved:
         if queue["metadata"]["name"] in steps.QUEUE_NAMES:
             queue["metadata"]["creationTimestamp"] = "2026-12-01T21:40:00Z"
@@ -250,16 +251,15 @@ def test_a_root_learner_s_lab_keeps_nothing_of_a_learner_account_it_has_not(serv
 # ---------------------------------------------------------------- controllers that make the lab's pods again
 # A learner's Deployment and CronJob in namespace team (applied without -n kai-lab), their pods on the lab's
 # queue research. The pods and the Job are the real ones KAI v0.17.0 ran (fixtures/kai-v0.17.0/
-# gang-hand-step5.json: the lab's Job gang and its pods gang-dnrlt, gang-l6wd8), moved to namespace team
+# hand-gang: the lab's Job gang and its pods gang-dnrlt, gang-l6wd8), moved to namespace team
 # with ownerReferences to the controllers (as the ReplicaSet and CronJob controllers write them).
 
-GANG = FIXTURES / "kai-v0.17.0" / "gang-hand-step5.json"
 DEPLOYMENTS, REPLICASETS = "/apis/apps/v1/deployments", "/apis/apps/v1/replicasets"
 CRONJOBS = "/apis/batch/v1/cronjobs"
 
 
 def recorded(key, name):
-    return next(o for o in load_json(GANG)[key] if o["metadata"]["name"] == name)
+    return next(o for o in lab_states.lab_after("gang", lab_states.KAI_V017)[key] if o["metadata"]["name"] == name)
 
 
 def owned_by(obj, name, owner, namespace="team", labels=None):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 import kai_v017 as hand
+import lab_states
 from conftest import FakeCluster, write_files
 from ansible_collections.gsb.kai_lab.plugins.module_utils.solving.solver import StepRunner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import (
@@ -32,8 +33,7 @@ class RecordingWaiter(object):
 
 def solver_texts(tmp_path, step_id):
     """Every text the solver says while solving step_id (check mode) on the lab as it was before that step."""
-    step = registry.step(step_id)
-    state = hand.hand_state(step.number - 1) if step.number > 1 else {"files": {}}
+    state = lab_states.before(step_id, lab_states.KAI_V017)
     workdir = write_files(tmp_path / ("gsb-kai-%s" % step_id), state["files"])
     cluster = hand.add_jobs(FakeCluster(state), state)
     said = []

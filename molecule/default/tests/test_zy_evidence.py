@@ -13,7 +13,7 @@ import json
 import os
 import stat
 
-from conftest import run_playbook, sim_kubeconfig, sim_state
+from conftest import REPO, run_playbook, sim_kubeconfig, sim_state
 
 NS = 'kai-lab'
 EVENT_CHECKS = ('gang.reason', 'preempt.evicted')  # KAI v0.12.0 keeps nl-1's OverLimit condition
@@ -21,6 +21,14 @@ EVENT_CHECKS = ('gang.reason', 'preempt.evicted')  # KAI v0.12.0 keeps nl-1's Ov
 
 def record_file():
     return os.path.join(sim_state(), 'grade-records', '%s.json' % NS)
+
+
+def lab_checks():
+    """The check ids of the step list (plugins/module_utils/steps/registry.py), read from this checkout."""
+    import sys
+    sys.path.insert(0, os.path.join(REPO, '.collections'))
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
+    return sorted(c.id for c in registry.CHECKS)
 
 
 def checks_of(grade):
@@ -33,7 +41,7 @@ def test_the_per_step_checks_kept_kais_proof():
     with open(path) as handle:
         record = json.load(handle)
     checks = record['checks']
-    assert len(checks) == 17, sorted(checks)
+    assert sorted(checks) == lab_checks()
     gang = [p for p in checks['gang.reason']['proofs'] if p['kind'] == 'event']
     assert gang and 'while 3 are required for gang scheduling' in gang[0]['message'] and gang[0]['uid']
     evict = checks['preempt.evicted']['proofs'][0]
@@ -71,7 +79,9 @@ def test_without_events_or_per_step_checks_the_grade_is_honest(grade_run, tmp_pa
     checks = checks_of(grade)
     unverified = sorted(c['id'] for c in checks.values() if c['status'] == 'unverified')
     assert unverified == sorted(EVENT_CHECKS) and not grade['passed']
-    assert grade['score'] == 82.1
+    lost = sum(checks[c]['weight'] for c in EVENT_CHECKS)
+    assert (grade['points'], grade['score']) == (grade['max_points'] - lost,
+                                                 round(100.0 * (grade['max_points'] - lost) / grade['max_points'], 1))
     assert 'kai_lab_grade_steps=gang' in checks['gang.reason']['hint']
     assert 'kai_lab_grade_steps=preempt' in checks['preempt.evicted']['hint']
     ko = checks_of(grade_run('ko', str(tmp_path / 'ko'), extra=no_record))

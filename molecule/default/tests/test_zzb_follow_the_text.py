@@ -96,8 +96,8 @@ def phase(v, name):
 def test_the_lab_done_as_the_text_says_passes_each_step_at_once(lab):
     v = lab['en'].values
     ns = v['namespace']
-    steps = dict((sid, lab['en'].values['n_' + sid]) for sid in ('queues', 'podgroup', 'nolimit', 'limit_fix', 'gang',
-                                                                  'preempt', 'fraction', 'report'))
+    # Each step's number, as the text states it (n_<step id>).
+    steps = dict((key[len('n_'):], number) for key, number in v.items() if key.startswith('n_'))
     # 1: the queues as listed, CPU and memory as stated.
     said(lab, 'queues', *[r['name'] for r in v['queue_rows']])
     made = text.files(v)

@@ -124,7 +124,7 @@ def reported_by_scheduler(event):
     reason and message, so an event counts as KAI's only when its reporter
     (source.component, reportingComponent, reportingController: whichever
     are set) is the scheduler, as on every real KAI event recorded
-    (v0.12.0 sim fixtures, v0.17.0 hand-step6: source.component and
+    (v0.12.0 sim fixtures, v0.17.0 hand-preempt: source.component and
     reportingComponent 'kai-scheduler').
 
     Its creator sets these fields, so this alone proves nothing: an event
@@ -137,10 +137,20 @@ def reported_by_scheduler(event):
     return bool(reporters) and all(value == kai_objects.SCHEDULER_NAME for value in reporters)
 
 
+# KAI's eviction actions as its Evict events tell them (evictor-action-type; the message's form).
+PREEMPT, RECLAIM, CONSOLIDATION = 'preempt', 'reclaim', 'consolidation'
+# The messages' forms (pkg/scheduler/api/unschedule_info.go, v0.12.0 to v0.18): GetPreemptMessage,
+# GetReclaimMessage (then the queues' shares, one per line), GetConsolidateMessage.
+_PREEMPT_MARK = 'higher priority workload '
+_RECLAIM_MARK = 'was preempted by workload '
+_CONSOLIDATION_MARK = ' was preempted and rescheduled due to bin packing'
+
+
 def eviction_events(events):
     """KAI's preemption/reclaim notices: 'Evict' events the scheduler reported about a PodGroup.
 
-    Message: 'Pod ns/victim was preempted by higher priority workload ns/pg'.
+    Message: 'Pod ns/victim was preempted by higher priority workload ns/pg'
+    (preempt) or 'Pod ns/victim was preempted by workload ns/pg.' (reclaim).
     Others (another reporter, another kind of object) are not KAI's decision.
     """
     result = []
@@ -153,13 +163,22 @@ def eviction_events(events):
     return result
 
 
+def eviction_action(message):
+    """KAI's action an Evict message tells: PREEMPT, RECLAIM, CONSOLIDATION, or None."""
+    for mark, action in ((_PREEMPT_MARK, PREEMPT), (_RECLAIM_MARK, RECLAIM), (_CONSOLIDATION_MARK, CONSOLIDATION)):
+        if mark in (message or ''):
+            return action
+    return None
+
+
 def preemptor(message):
-    """The PodGroup an Evict message names as the preemptor: '... by higher priority workload ns/pg' -> 'pg'."""
-    marker = 'higher priority workload '
-    if marker not in message:
-        return None
-    words = message.split(marker, 1)[1].split()
-    return words[0].split('/', 1)[-1] if words else None
+    """The PodGroup an Evict message names as the evictor: '... by higher priority workload ns/pg' (preempt)
+    or '... by workload ns/pg.' (reclaim) -> 'pg'."""
+    for mark in (_PREEMPT_MARK, _RECLAIM_MARK):
+        if mark in message:
+            words = message.split(mark, 1)[1].split()
+            return words[0].split('/', 1)[-1].rstrip('.') if words else None
+    return None
 
 
 def victim_of(message):

@@ -21,7 +21,7 @@ GPU_RESOURCE = 'nvidia.com/gpu'
 FRACTION_ANNOTATION = 'gpu-fraction'
 SHARED_GPU_CONFIGMAP_ANNOTATION = 'runai/shared-gpu-configmap'
 # The ConfigMaps KAI's binder makes in a fraction pod's namespace for each fraction pod, owned by the pod:
-# <annotation's prefix>-0 and <prefix>-0-evar (KAI v0.17.0: fixtures/kai-v0.17.0/hand-step8/configmaps-kai-lab.yaml).
+# <annotation's prefix>-0 and <prefix>-0-evar (KAI v0.17.0: fixtures/kai-v0.17.0/hand-report/configmaps-kai-lab.yaml).
 BINDER_CONFIGMAPS = 2
 GPU_GROUP_LABEL = 'runai-gpu-group'
 RESERVATION_NAMESPACE = 'kai-resource-reservation'

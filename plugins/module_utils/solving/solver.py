@@ -79,6 +79,15 @@ class StepRunner(object):
             'evidence': evidence,
         }
 
+    def clear(self):
+        """Remove the objects of the earlier steps this step clears (Step.clears), each by that step's remove."""
+        for step_id in self.step.clears:
+            steps.step(step_id).remove(self)
+
+    def needed(self):
+        """The earlier steps whose objects this step works on (Step.needs)."""
+        return [steps.step(step_id) for step_id in self.step.needs]
+
     def note(self, line):
         self.timeline.append('%6.2fs %s' % (time.monotonic() - self._start, line))
         if self._progress:

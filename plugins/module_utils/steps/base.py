@@ -21,15 +21,25 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fi
 
 PASSED, FAILED, UNVERIFIED = 'passed', 'failed', 'unverified'
 
-# The queue the lab's workloads go to, and pods named by more than one step:
-# p1 (step 2) may be step 6's victim; the train and build pods of step 6 tell
-# steps 2 and 5 that the lab has moved on; step 7 frees a GPU of a train pod.
+# The lab's queue tree is step 1's (steps/queues.py), its root and the queue
+# the lab's workloads go to named here once, as steps 1 and 3 write them.
+LAB_QUEUE = 'lab'
 RESEARCH = 'research'
+# GPU quota and limit as given, CPU and memory unlimited: every queue of the lab.
+CPU_MEMORY = {'quota': -1, 'limit': -1}
+# Pods and objects named by more than one step: p1 (step 2) may be step 6's
+# victim; the train and build pods of step 6 tell steps 2 and 5 that the lab
+# has moved on; step 7 frees a GPU of a train pod; step 4 patches step 3's
+# queue and waits for its pod nl-1; step 8 reads fr-1 of step 7.
 P1 = 'p1'
 TRAIN_PODS = ('tr-1', 'tr-2')
 BUILD_POD = 'bd-1'
 TRAIN_CLASS = 'train'
 BUILD_CLASS = 'build'
+NL1 = 'nl-1'
+# The trap queue; its GPU limit is deliberately not written.
+NOLIMIT_QUEUE = {'name': 'nolimit', 'parent': LAB_QUEUE, 'gpu_quota': 1, 'gpu_limit': None}
+FRACTION_PODS = ('fr-1', 'fr-2')
 # The values of KAI's default PriorityClasses the lab's pods name (KAI's chart
 # creates them): build is never preempted, train may be.
 PRIORITIES = {TRAIN_CLASS: 50, BUILD_CLASS: 100}
@@ -39,16 +49,48 @@ POD_COMMAND = ['sleep', 'infinity']
 
 
 class Step(object):
-    """One lab step: its files, how it is solved and how it is checked."""
+    """One lab step: its files, how it is solved and how it is checked.
 
-    def __init__(self, step_id, number, title, files, expects, solve, checks):
+    Its number is its place in the step list (steps/registry.py sets it).
+    What it does to the lab beyond its own objects is declared here, so that
+    the other steps read it instead of assuming it:
+
+    words      the step's word tables (its checks' and any other words it says)
+    values     values(namespace, path) -> the lab text's placeholders of this
+               step (path(name): a file in the learner's workdir)
+    queues     {queue name: parent} of the queues it creates
+    began_by   pods whose arrival is the step's act: when the first of them
+               (or KAI's word about it) was stored, the lab had reached it
+    evicts     the evictions of KAI it causes (steps/evictions.py's Evicts)
+    evictable  its own pods that KAI may evict in a later step (by a declared eviction)
+    needs      earlier steps whose objects it works on
+    clears     earlier steps whose objects it removes (through their remove)
+    deletes    earlier steps' pods it may delete
+    remove     remove(runner): deletes the step's objects, for a later step's clears
+    objects    objects(namespace) -> {kind: [objects]} it creates in the lab namespace ('pods', 'jobs',
+               'podgroups'; 'gang_pods', 'fraction_pods' name some of its pods): registry.lab_objects
+    """
+
+    def __init__(self, step_id, title, files, expects, solve, checks, words=(), values=None, queues=None,
+                 began_by=(), evicts=(), evictable=(), needs=(), clears=(), deletes=(), remove=None, objects=None):
         self.id = step_id
-        self.number = number
+        self.number = None
         self.title = title
         self.files = files
         self.expects = expects
         self.solve = solve
         self.checks = checks
+        self.words = tuple(words)
+        self.values = values
+        self.queues = dict(queues or {})
+        self.began_by = tuple(began_by)
+        self.evicts = tuple(evicts)
+        self.evictable = tuple(evictable)
+        self.needs = tuple(needs)
+        self.clears = tuple(clears)
+        self.deletes = tuple(deletes)
+        self.remove = remove
+        self.objects = objects
 
 
 class Check(object):
@@ -124,6 +166,12 @@ def say(entry, lang, **values):
 def say_both(entry, **values):
     """A {en, ko} template filled in both languages."""
     return bilingual(say(entry, 'en', **values), say(entry, 'ko', **values))
+
+
+def queue_manifest(name, parent, gpu_quota, gpu_limit):
+    """A lab queue: GPU quota and limit as given (None: not written), CPU and memory unlimited."""
+    return kai.queue_definition(name, parent, resources={
+        'gpu': {'quota': gpu_quota, 'limit': gpu_limit}, 'cpu': dict(CPU_MEMORY), 'memory': dict(CPU_MEMORY)})
 
 
 def gpu_pod(name, namespace, queue, gpus=1, priority_class=None, annotations=None, labels=None):

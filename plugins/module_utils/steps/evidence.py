@@ -16,13 +16,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs as grade_record
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import provenance
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill, printable
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_POD, FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
+    FAILED, PASSED, UNVERIFIED, Result, bilingual, passed)
 
 # Evidence key of a passed check listing Events it did not take as proof (a learner's forgeries).
 NOT_PROOF_KEY = 'not_proof'
@@ -50,6 +52,8 @@ WORDS = {
                   'ko': '{object:이} {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
     'own_too_early': {'en': 'its {field} {time} is before {object} was created at {created}',
                       'ko': '{object:은} {created} 에 만들어졌는데 이벤트의 {field:은} 그 전인 {time} 입니다'},
+    'as_verified': {'en': 'OK, equal to the cluster as verified at {at}, before step {step} changed it: {values}',
+                    'ko': '{at} 에 확인한 클러스터와 같음 ({step}단계가 바꾸기 전): {values}'},
     'after_placed': {'en': 'it was stored at {stored}, after {pod} was placed at {placed}: KAI reports a pod as '
                            'unschedulable only while it waits',
                      'ko': '{pod:이} {placed} 에 배치된 뒤인 {stored} 에 저장되었습니다: KAI는 파드가 기다리는 동안에만 '
@@ -73,11 +77,12 @@ class Known(object):
     creationTimestamp), then, for one that is gone, the uid the grader's
     record saw, else the one uid the lab's events give it
     (kai_events.uid_from_events) -- but only from events the API server stored
-    before `before`, when step 6 began (step6_began: a time the learner
-    cannot move later): the Events of step 3's nl-1 or step 5's gang once
-    deleted were stored before step 6 began, while an Event a learner creates
-    now is stored now (metadata.creationTimestamp is set by the API server,
-    not by the Event's creator).
+    before `before`, a time the learner cannot move later: when the lab
+    reached step `step` (began, moved_on: the pods a later step declares it
+    began by). The Events of step 3's nl-1 or step 5's gang once deleted were
+    stored before step 6 began, while an Event a learner creates now is
+    stored now (metadata.creationTimestamp is set by the API server, not by
+    the Event's creator).
 
     An Event is KAI's word about one of these objects when its reporter is
     KAI's scheduler, its involvedObject has that kind, name and uid, it was
@@ -88,9 +93,10 @@ class Known(object):
     it was stored no later than KAI placed that pod.
     """
 
-    def __init__(self, snapshot, before=None):
+    def __init__(self, snapshot, before=None, step=None):
         self.snapshot = snapshot
         self.before = before
+        self.step = step
         self.objects = {}
         # What the grader's record saw: (kind, name) -> uid.
         self.seen = recorded_objects(getattr(snapshot, 'record', None))
@@ -166,7 +172,7 @@ class Known(object):
             return _both('after_placed', stored=stored, pod=printable(known['placed'][0], 120), placed=known['placed'][1])
         if known['before'] and not kai_events.not_before(known['before'], kai_events.event_stored(event)):
             return _both('too_late', object=what, stored=stored, before=known['before'],
-                         step=self.snapshot.lab['n_preempt'])
+                         step=self.step)
         return None
 
     def gone_word(self, event):
@@ -177,18 +183,32 @@ class Known(object):
             and obj.get('uid') == self.from_events(obj.get('kind'), obj.get('name'))
 
 
-def step6_began(snapshot):
-    """When step 6 began as the cluster shows it, by times the learner cannot move later: the earliest of
-    the creation of the bd-1 that exists now and the time the API server stored each Event about a Pod
-    bd-1 or a PodGroup pg-bd-1-<uid>, whatever its uid (a bd-1 deleted and created again leaves the
-    Events of the first one); None when there is neither. A gone object's Events are from before it."""
-    times = [kai.meta(snapshot.pod(BUILD_POD)).get('creationTimestamp')] if snapshot.pod(BUILD_POD) is not None else []
-    group = kai.workload_podgroup_name(BUILD_POD, '')
+def began(snapshot, pods):
+    """When the lab reached the step that creates pods, by times the learner cannot move later: the earliest
+    of the creation of each of them that exists now and the time the API server stored each Event about a
+    Pod of that name or a PodGroup pg-<name>-<uid>, whatever its uid (a pod deleted and created again
+    leaves the Events of the first one); None when there is neither. A gone object's Events are from
+    before it."""
+    times = [kai.meta(snapshot.pod(name)).get('creationTimestamp') for name in pods if snapshot.pod(name) is not None]
+    groups = tuple(kai.workload_podgroup_name(name, '') for name in pods)
     times.extend(kai_events.event_stored(e) for e in snapshot.events
-                 if (kai_events.involved(e).get('kind'), kai_events.involved(e).get('name')) == ('Pod', BUILD_POD)
-                 or (kai_events.involved(e).get('kind') == 'PodGroup' and (kai_events.involved(e).get('name') or '').startswith(group)))
+                 if (kai_events.involved(e).get('kind') == 'Pod' and kai_events.involved(e).get('name') in pods)
+                 or (kai_events.involved(e).get('kind') == 'PodGroup'
+                     and (kai_events.involved(e).get('name') or '').startswith(groups)))
     times = [t for t in times if isinstance(t, str) and t]
     return min(times, key=lambda t: t[:19]) if times else None
+
+
+def moved_on(snapshot, step_id):
+    """(time, number): when the lab moved on from step_id, the earliest time a later step began
+    (began, of the pods it declares it began by; steps/base.py's Step.began_by) and that step's number,
+    or (None, None) when no later step shows it began."""
+    # The step list holds this module's steps; read when called (steps/registry.py imports them).
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
+    later = registry.STEPS[registry.STEP_IDS.index(step_id) + 1:]
+    seen = [(began(snapshot, step.began_by), step.number) for step in later if step.began_by]
+    seen = [(time, number) for time, number in seen if time]
+    return min(seen, key=lambda pair: pair[0][:19]) if seen else (None, None)
 
 
 def recorded_objects(record):
@@ -261,6 +281,25 @@ def recalled(snapshot, check_id, known=None):
     if not proofs:
         return None, None
     return dict(entry, proofs=proofs), None
+
+
+def verified_before_moving_on(snapshot, step_id, check_id, key, value):
+    """A passed Result when the lab moved on from step_id (a later step began: moved_on) and an earlier
+    grade verified check_id on a cluster whose value (its evidence under key) equals value; else None.
+
+    What a step compared with the cluster then stands, whatever a later step made of the cluster since
+    (step 8's report and a step that moves GPUs); the learner's file is still read now.
+    """
+    when, number = moved_on(snapshot, step_id)
+    entry = ((getattr(snapshot, 'record', None) or {}).get('checks') or {}).get(check_id)
+    kept = (entry or {}).get('evidence')
+    if when is None or not isinstance(kept, dict) or kept.get(grade_record.RECORDED_KEY) or kept.get(key) != value:
+        return None
+    at = entry['verified_at'][:16].replace('T', ' ') + ' UTC'
+    shown = printable(json.dumps(value, sort_keys=True), 300)
+    words = dict((lang, _say('as_verified', lang, at=at, step=number, values=shown)) for lang in ('en', 'ko'))
+    return Result(PASSED, evidence={key: value, grade_record.RECORDED_KEY: dict(words, verified_at=entry['verified_at'])},
+                  message=bilingual(words['en'], words['ko']))
 
 
 def from_record(entry, **evidence):

@@ -21,6 +21,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang_word
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.gang_word import (  # noqa: F401 (GANG_POD_NAMES)
     GANG, GANG_POD_NAMES, GANG_SIZE, sort_words)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
@@ -142,6 +143,14 @@ def solve(runner):
     return {'podgroup': kai.podgroup_summary(podgroup), 'pods': names}
 
 
+def remove(runner):
+    """Delete the gang in the form of the KAI that runs and wait for its pods to go (a later step's clears)."""
+    form = gang_form(runner.kai_version)
+    for api_version, kind, name in form.removal:
+        runner.delete(api_version, kind, name)
+    runner.wait_pods(form.pod_names(runner.view), 'gone', 'the gang pods to go')
+
+
 # ---------------------------------------------------------------- checking
 
 WORDS = {
@@ -217,7 +226,7 @@ def check_reason(snapshot):
     if not kai.gang_message_requires(raw, GANG_SIZE):
         return failed(bilingual('the gang was not of %d pods: %s' % (GANG_SIZE, raw[:160]),
                                 '파드 %d개의 갱이 아닙니다: %s' % (GANG_SIZE, raw[:160])))
-    bound, rejected, others, not_gang, known = sort_words(snapshot, supported)
+    bound, rejected, others, not_gang, known = sort_words(snapshot, supported, STEP.id)
     # The file's "3 are required" is KAI's word only where KAI wrote it about the gang.
     if bound and not any(kai.gang_message_requires(s[2], GANG_SIZE) for s in bound):
         return failed(say_both(WORDS['gang.reason']['other_size'], **snapshot.lab), {'file': raw})
@@ -249,7 +258,9 @@ def check_reason(snapshot):
 
 
 STEP = Step(
-    'gang', 5, {'en': 'All or nothing (gang)', 'ko': '전부 아니면 전무 (갱)'}, [FILE],
+    'gang', {'en': 'All or nothing (gang)', 'ko': '전부 아니면 전무 (갱)'}, [FILE],
     'all %d %s pods Pending with the gang reason; %s holds it' % (GANG_SIZE, GANG, FILE), solve, (
         Check('gang.reason', 3, check_reason, WORDS['gang.reason']),
-    ))
+    ), words=[WORDS, gang_word.WORDS], remove=remove, objects=lambda namespace: {
+        'pods': gang_pods(namespace), 'jobs': [gang_job(namespace)], 'podgroups': [gang_podgroup(namespace)],
+        'gang_pods': gang_pods(namespace)})

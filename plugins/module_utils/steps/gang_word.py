@@ -56,7 +56,7 @@ def gang_evidence(snapshot):
     return seen
 
 
-def gang_objects(snapshot, supported):
+def gang_objects(snapshot, supported, step_id):
     """The gang's objects KAI's word may be about (evidence.Known).
 
     Job form (KAI >= v0.14.7): Job gang's pods and its PodGroup
@@ -67,7 +67,7 @@ def gang_objects(snapshot, supported):
     pod-group-name annotation) with those pods; once gone, PodGroup gang and
     pods gang-0..2. No other PodGroup of the namespace is the gang's.
     """
-    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
+    known = evidence.Known(snapshot, *evidence.moved_on(snapshot, step_id))
     if not supported:
         for name, pods in sorted(gang_podgroups(snapshot).items()):
             known.add_live('PodGroup', snapshot.podgroup(name))
@@ -144,13 +144,14 @@ def live_object(snapshot, kind, name, uid):
     return obj is not None and bool(uid) and kai.meta(obj).get('uid') == uid
 
 
-def sort_words(snapshot, supported):
+def sort_words(snapshot, supported, step_id):
     """(bound, rejected, others, not_gang, known) of KAI's gang words in the cluster (gang_evidence items):
     about the gang's objects; Events that are not KAI's word about them [(event, why)]; KAI's word about a
     gang of the learner's that is not the form this KAI asks for (another live gang PodGroup, or a gone
     object KAI's own events name); PodGroup conditions about no gang [(item, why)]; and the gang's objects
-    (evidence.Known) they were tested against. supported: this KAI groups the lab's Job (Job form)."""
-    known = gang_objects(snapshot, supported)
+    (evidence.Known) they were tested against. supported: this KAI groups the lab's Job (Job form); step_id: the
+    gang's step, whose objects are known from events stored before the lab moved on from it."""
+    known = gang_objects(snapshot, supported, step_id)
     gangs = gang_podgroups(snapshot)
     bound, rejected, others, not_gang = [], [], [], []
     for item in gang_evidence(snapshot):

@@ -13,12 +13,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.registry import STEPS
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
 
 
 def differences(version):
     """The steps whose form differs from the lab text on version: [{'step', 'number', 'since'}]."""
-    numbers = dict((step.id, step.number) for step in STEPS)
+    numbers = dict((step.id, step.number) for step in registry.STEPS)
     return [{'step': entry['step'], 'number': numbers.get(entry['step']), 'since': entry['since']}
             for entry in kai_profiles.form_differences(version)]
 

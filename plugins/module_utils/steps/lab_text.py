@@ -83,6 +83,7 @@ class Lab(object):
                            ('fraction_names', found['fraction_pods']), ('report_names', found['report_keys']),
                            ('gang_pod_names', found['gang_pod_list'])):
             found[key] = joined(names, self.lang)
+        found['step_count_word'] = found['step_count_words'][self.lang]
         found['queue_items'] = [fill(self.text['queue_child' if r['parent'] else 'queue_root'], **r) for r in rows]
         self.values = found
         self.workdir = workdir
@@ -124,7 +125,7 @@ class Lab(object):
         return nodes
 
     def heading(self, key):
-        return self.text['headings'][key]
+        return self.fill(self.text['headings'][key])
 
     def title(self):
         return self.text['title']

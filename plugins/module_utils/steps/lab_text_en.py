@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's text in English: what it teaches and why, the eight tasks, the
+"""The lab's text in English: what it teaches and why, the tasks, the
 two common mistakes and the notes, as templates.
 
 Every name and number is a {placeholder} that steps/lab_values.py fills from
@@ -19,20 +19,20 @@ __metaclass__ = type
 TEXT = {
     'title': 'The KAI-Scheduler lab: queues, gangs, priorities and shared GPUs',
     'teaser': 'Make KAI-Scheduler build a queue tree, hold a gang, evict for priority and share a GPU, and read '
-              'why it decided so, in eight steps each checked as you go.',
+              'why it decided so, in {step_count_word} steps each checked as you go.',
     'and': 'and',
     'queue_root': '`{name}`: a top-level queue with GPU quota {quota} and GPU limit {limit}',
     'queue_child': '`{name}`: a child of `{parent}` with GPU quota {quota} and GPU limit {limit}',
     'headings': {
         'teaches': 'What you do', 'why': 'Why it matters', 'setting': 'The lab machine', 'how': 'How you work',
-        'mistakes': 'Two common mistakes', 'notes': 'Notes to read', 'steps': 'The eight steps',
+        'mistakes': 'Two common mistakes', 'notes': 'Notes to read', 'steps': 'The {step_count_word} steps',
         'task': 'Your task', 'context': 'What is going on', 'check': 'When you are done', 'finish': 'Done',
     },
     'step_title': 'Step {number}: {title}',
     'check': 'Check the step right away: `kai-lab check {id}` (exit code 0 means passed). Stuck? `kai-lab hint {id}`.',
     'files': 'Files this step asks for: {files}.',
     'teaches': [
-        'In eight short steps you make KAI-Scheduler take each of its central decisions on purpose, and you learn '
+        'In {step_count_word} short steps you make KAI-Scheduler take each of its central decisions on purpose, and you learn '
         'where it explains them: you build a hierarchy of queues with quotas and limits, watch KAI give a pod its '
         'PodGroup, walk into the trap of a queue without a limit, see a gang of pods wait together, let a pod of '
         'high priority push out one of lower priority, and run two pods on one GPU. KAI writes the reason for '

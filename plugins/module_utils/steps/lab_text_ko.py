@@ -27,20 +27,20 @@ GLOSSARY = {
 TEXT = {
     'title': 'KAI-Scheduler 실습: 큐, 갱, 우선순위, 나눠 쓰는 GPU',
     'teaser': 'KAI-Scheduler 가 큐 트리를 세우고, 갱을 붙잡아 두고, 우선순위로 밀어내고, GPU 를 나눠 주게 하고, 왜 그렇게 '
-              '결정했는지 읽습니다. 여덟 단계를 하나씩 확인하며 나아갑니다.',
+              '결정했는지 읽습니다. {step_count_word} 단계를 하나씩 확인하며 나아갑니다.',
     'and': ',',
     'queue_root': '`{name}`: 맨 위 큐, GPU quota {quota}, GPU limit {limit}',
     'queue_child': '`{name}`: `{parent}` 의 자식 큐, GPU quota {quota}, GPU limit {limit}',
     'headings': {
         'teaches': '무엇을 하나', 'why': '왜 중요한가', 'setting': '실습 머신', 'how': '진행 방법',
-        'mistakes': '흔한 실수 두 가지', 'notes': '읽을거리', 'steps': '여덟 단계',
+        'mistakes': '흔한 실수 두 가지', 'notes': '읽을거리', 'steps': '{step_count_word} 단계',
         'task': '할 일', 'context': '무슨 일이 일어나나', 'check': '마쳤으면', 'finish': '마무리',
     },
     'step_title': '{number}단계: {title}',
     'check': '바로 확인하세요: `kai-lab check {id}` (종료 코드 0 이면 통과). 막히면 `kai-lab hint {id}`.',
     'files': '이 단계에서 만들 파일: {files}.',
     'teaches': [
-        '짧은 여덟 단계에 걸쳐 KAI-Scheduler 가 내리는 핵심 결정을 하나씩 일부러 일으키고, KAI 가 그 결정을 어디에 '
+        '짧은 {step_count_word} 단계에 걸쳐 KAI-Scheduler 가 내리는 핵심 결정을 하나씩 일부러 일으키고, KAI 가 그 결정을 어디에 '
         '설명해 두는지 배웁니다. quota 와 limit 을 가진 큐 계층을 세우고, KAI 가 파드에 PodGroup 을 붙이는 것을 보고, '
         'limit 없는 큐의 함정에 빠져 보고, 함께 묶인 파드들이 다 같이 기다리는 것을 보고, 높은 우선순위의 파드가 낮은 '
         '파드를 밀어내게 하고, 파드 두 개를 GPU 한 장에서 돌립니다. KAI 는 결정마다 그 이유를 PodGroup 조건과 이벤트에 '

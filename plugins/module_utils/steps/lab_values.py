@@ -26,6 +26,33 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import (
     base, fraction, gang, limit_fix, nolimit, podgroup, preempt, queues, registry, report)
 
 
+EN_ONES = ('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven',
+           'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen')
+EN_TENS = ('', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety')
+# Korean native numerals as they stand before a counted noun ('여덟', '스무', '스물한').
+KO_ONES = ('', '한', '두', '세', '네', '다섯', '여섯', '일곱', '여덟', '아홉')
+KO_TENS = ('', '열', '스물', '서른', '마흔', '쉰', '예순', '일흔', '여든', '아흔')
+
+
+def english_number(count):
+    """A count as an English word ('eight', 'twenty-one'); digits from 100."""
+    if not 0 <= count < 100:
+        return str(count)
+    if count < 20:
+        return EN_ONES[count]
+    return EN_TENS[count // 10] + ('-' + EN_ONES[count % 10] if count % 10 else '')
+
+
+def korean_number(count):
+    """A count as a Korean native numeral before a counted noun ('여덟', '열두', '스무'); digits outside 1-99."""
+    if not 0 < count < 100:
+        return str(count)
+    tens, ones = divmod(count, 10)
+    if tens == 2 and not ones:
+        return '스무'
+    return KO_TENS[tens] + KO_ONES[ones]
+
+
 def queue_rows():
     """The lab's queues in the order queues.yaml writes them: name, parent, GPU quota and limit."""
     rows = []
@@ -130,8 +157,20 @@ def values(namespace, workdir, kai_namespace, kai_version=None):
         'report_path': path(report.FILE), 'report_keys': list(report.REPORT_KEYS), 'fr1': fractions[0]['name'],
         'report_list': listed(report.REPORT_KEYS), 'report_count': len(report.REPORT_KEYS), 'report_file': report.FILE,
     }
+    # The step list (registry): how many steps, each one's number, and what a step declares it does to
+    # earlier steps' pods (the step that deletes each).
+    found['step_count'] = len(registry.STEPS)
+    # In words, per language (the lab text's {step_count_word}, steps/lab_text.py).
+    found['step_count_words'] = {'en': english_number(len(registry.STEPS)), 'ko': korean_number(len(registry.STEPS))}
+    found['deleted_in'] = {}
     for step in registry.STEPS:
         found['n_' + step.id] = step.number
+        for name in step.deletes:
+            found['deleted_in'].setdefault(name, step.number)
+    # A step's own names and numbers, where it states them itself (Step.values).
+    for step in registry.STEPS:
+        if step.values:
+            found.update(step.values(namespace, path))
     return found
 
 

@@ -12,9 +12,8 @@ __metaclass__ = type
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import Check, Step, bilingual, failed, passed
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.nolimit import NL1, NOLIMIT_QUEUE
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
+    NL1, NOLIMIT_QUEUE, Check, Step, bilingual, failed, passed)
 
 # Only spec.resources.gpu.limit changes, as `kubectl patch` would.
 LIMIT_PATCH = {'spec': {'resources': {'gpu': {'limit': kai.UNLIMITED}}}}
@@ -38,8 +37,9 @@ def solve(runner):
         runner.changed = True
         return {}
     if queue is None:
-        runner.not_as_expected('queue %s from step %d' % (NOLIMIT_QUEUE['name'], nolimit.STEP.number), None,
-                               'step %d (%s) has not been done' % (nolimit.STEP.number, nolimit.STEP.id))
+        needed = runner.needed()[0]
+        runner.not_as_expected('queue %s from step %d' % (NOLIMIT_QUEUE['name'], needed.number), None,
+                               'step %d (%s) has not been done' % (needed.number, needed.id))
     if kai.queue_resource(queue)['limit'] != kai.UNLIMITED:
         runner.patch(kai.QUEUE_API, 'Queue', NOLIMIT_QUEUE['name'], LIMIT_PATCH,
                      'queue %s %s to %s' % ((NOLIMIT_QUEUE['name'],) + patched_field(LIMIT_PATCH)))
@@ -88,8 +88,8 @@ def check_running(snapshot):
 
 
 STEP = Step(
-    'limit_fix', 4, {'en': 'Fix the limit', 'ko': 'limit 고치기'}, [],
+    'limit_fix', {'en': 'Fix the limit', 'ko': 'limit 고치기'}, [],
     '%s gpu limit %s; %s Running' % (NOLIMIT_QUEUE['name'], kai.UNLIMITED, NL1), solve, (
         Check('limit_fix.queue', 1, check_queue, WORDS['limit_fix.queue']),
         Check('limit_fix.running', 2, check_running, WORDS['limit_fix.running']),
-    ))
+    ), words=[WORDS], needs=['nolimit'])

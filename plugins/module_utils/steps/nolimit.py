@@ -18,13 +18,9 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    Check, Step, bilingual, failed, gpu_pod, passed)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.queues import queue_manifest
+    NL1, NOLIMIT_QUEUE, Check, Step, bilingual, failed, gpu_pod, passed, queue_manifest)
 
 FILE = 'nolimit.txt'
-NL1 = 'nl-1'
-# The trap queue; its GPU limit is deliberately not written.
-NOLIMIT_QUEUE = {'name': 'nolimit', 'parent': 'lab', 'gpu_quota': 1, 'gpu_limit': None}
 
 
 def nolimit_queue():
@@ -100,10 +96,10 @@ def nl1_objects(snapshot):
     """What KAI's OverLimit word may be about (evidence.Known): nl-1 and the PodGroup of its pod-group-name.
 
     nl-1 gone (moved, deleted): the nl-1 the record saw, else the one its
-    own events stored before step 6 name, and pod-grouper's PodGroup for it,
+    own events stored before the lab moved on (evidence.moved_on) name, and pod-grouper's PodGroup for it,
     pg-nl-1-<its uid>. Both carry when KAI placed nl-1 (once it did).
     """
-    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
+    known = evidence.Known(snapshot, *evidence.moved_on(snapshot, STEP.id))
     pod = snapshot.pod(NL1)
     if pod is not None:
         uid = known.add_live('Pod', pod)
@@ -187,8 +183,9 @@ def check_reason(snapshot):
 
 
 STEP = Step(
-    'nolimit', 3, {'en': 'The empty-limit trap', 'ko': '빈 limit 함정'}, [FILE],
+    'nolimit', {'en': 'The empty-limit trap', 'ko': '빈 limit 함정'}, [FILE],
     '%s Pending with %s; %s holds the reason' % (NL1, kai.REASON_OVER_LIMIT, FILE), solve, (
         Check('nolimit.queue', 1, check_queue, WORDS['nolimit.queue']),
         Check('nolimit.reason', 2, check_reason, WORDS['nolimit.reason']),
-    ))
+    ), words=[WORDS], queues={NOLIMIT_QUEUE['name']: NOLIMIT_QUEUE['parent']},
+    objects=lambda namespace: {'pods': [nl1(namespace)]})

@@ -19,10 +19,10 @@ except ImportError:  # reported by common.require_libraries before any use
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import printable, with_particle
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evictions
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    BUILD_POD, P1, RESEARCH, Check, Step, bilingual, failed, gpu_pod, passed, say_both, unverified)
+    P1, RESEARCH, Check, Step, bilingual, failed, gpu_pod, passed, say_both, unverified)
 
 MANIFEST_FILE = 'p1.yaml'
 PODGROUP_FILE = 'podgroup.txt'
@@ -37,6 +37,12 @@ def p1(namespace):
 def solve(runner):
     pod = p1(runner.namespace)
     runner.write_file(MANIFEST_FILE, yaml.safe_dump(pod, sort_keys=False))
+    recorded = runner.read_file(PODGROUP_FILE)
+    if runner.view.pod(P1) is None and recorded:
+        # Done before: a later step's declared eviction took p1 (evictions); not created again.
+        evicted = evictions.evicted_in_view(runner.view.events(), P1)
+        if evicted:
+            return {'evicted': evicted[-1]['message'], 'podgroup': recorded.strip()}
     if runner.view.pod(P1) is None:
         runner.apply(pod)
     runner.wait_pods([P1], 'Running', '%s to run' % P1)
@@ -90,10 +96,10 @@ WORDS = {
                           '자기가 스케줄링하는 파드에만 PodGroup 을 줍니다 ({podgroup_annotation} 어노테이션)'},
     'gone': {'en': '{p1} is gone; its events show it ran through KAI but not the whole story',
              'ko': '{p1:이} 없습니다. 이벤트로는 KAI가 실행했다는 것까지만 확인됩니다'},
-    'gone_expired': {'en': '{p1} is gone (KAI may have evicted it in step {n_preempt}) and its events have expired',
-                     'ko': '{p1:이} 없고({n_preempt}단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'},
-    'both_gone': {'en': '{p1} and its PodGroup are gone (evicted in step {n_preempt}?), so {claimed} cannot be matched',
-                  'ko': '{p1:과} PodGroup 이 없어({n_preempt}단계에서 밀려남?) {claimed:을} 대조할 수 없습니다'},
+    'gone_expired': {'en': '{p1} is gone (KAI may have evicted it in step {n_evicting}) and its events have expired',
+                     'ko': '{p1:이} 없고({n_evicting}단계에서 KAI가 밀어냈을 수 있음) 이벤트도 만료되었습니다'},
+    'both_gone': {'en': '{p1} and its PodGroup are gone (evicted in step {n_evicting}?), so {claimed} cannot be matched',
+                  'ko': '{p1:과} PodGroup 이 없어({n_evicting}단계에서 밀려남?) {claimed:을} 대조할 수 없습니다'},
     # KAI's pod-grouper names the PodGroup of a pod it groups pg-<pod>-<pod uid> and makes the pod its owner; a
     # pod created with a pod-group-name annotation (any name: its uid is not known before) is left in that one.
     'own_podgroup': {'en': '{claimed} is not a PodGroup KAI\'s pod-grouper made for {p1}: {p1} was created naming it in '
@@ -128,18 +134,24 @@ def check_running(snapshot):
     return passed({'phase': kai.pod_phase(pod), 'node': kai.pod_node(pod), 'podgroup': kai.podgroup_name_of_pod(pod)})
 
 
+def evicting_steps(snapshot, present=False):
+    """The numbers of the steps whose declared evictions may take p1 (evictions.evictors), comma-separated.
+    present: only those whose evicting pod exists now (the lab has reached them)."""
+    numbers = [str(step.number) for step, by in evictions.evictors(P1) if not present or snapshot.pod(by) is not None]
+    return ', '.join(numbers)
+
+
 def missing_p1(snapshot):
-    """p1 is gone: KAI may have evicted it in step 6, which is no mistake."""
-    # Only KAI's Evict about p1's own PodGroup, made for bd-1, counts (step 6's test of the event).
-    victims = [summary for summary, _event in preempt.evictions_by_build(snapshot, snapshot.events)[0]
-               if summary['victim'] == P1]
+    """p1 is gone: KAI may have evicted it in a later step that declares so (evictions), which is no mistake."""
+    # Only KAI's Evict about p1's own PodGroup, made for a declared evicting pod, counts (evictions.scan).
+    victims = [e.summary for e in evictions.expected(snapshot, P1)]
     ran_by_kai = learner.ran_by_kai(snapshot, P1)
     if victims and ran_by_kai:
         return passed({'evicted': victims[-1]['message']})
     if victims or ran_by_kai:
         return unverified(say_both(WORDS['gone'], **snapshot.lab))
-    if snapshot.pod(BUILD_POD) is not None and not learner.pod_events(snapshot, P1):
-        return unverified(say_both(WORDS['gone_expired'], **snapshot.lab))
+    if evicting_steps(snapshot, present=True) and not learner.pod_events(snapshot, P1):
+        return unverified(say_both(WORDS['gone_expired'], **dict(snapshot.lab, n_evicting=evicting_steps(snapshot, True))))
     return failed(bilingual('pod %s does not exist in %s' % (P1, snapshot.namespace),
                             '%s 네임스페이스에 %s 파드가 없습니다' % (snapshot.namespace, P1)))
 
@@ -161,15 +173,17 @@ def check_file(snapshot):
         if problem:
             return problem.result
     shown = dict(snapshot.lab, claimed=printable(claimed, 120))
-    if pod is not None:
-        actual = kai.podgroup_name_of_pod(pod)
+    # p1 evicted by a later step (evictions: declared, KAI's word): its Evict event names p1's PodGroup.
+    evicted = evictions.expected(snapshot, P1) if pod is None else []
+    if pod is not None or evicted:
+        actual = kai.podgroup_name_of_pod(pod) if pod is not None else evicted[-1].podgroup
         if claimed != actual:
             # Never the name itself: reading it where KAI wrote it is the step (the record keeps both).
             return failed(say_both(WORDS['not_p1s' if actual else 'no_podgroup'],
                                    **dict(snapshot.lab, claimed=printable(claimed, 80))),
                           {'claimed': claimed, 'actual': actual})
         # The annotation is as p1 was created unless KAI's pod-grouper wrote it: only it can name p1's uid.
-        if actual != kai.workload_podgroup_name(P1, kai.meta(pod).get('uid')):
+        if pod is not None and actual != kai.workload_podgroup_name(P1, kai.meta(pod).get('uid')):
             return failed(say_both(WORDS['own_podgroup'], **shown), {'claimed': claimed},
                           hint=say_both(WORDS['own_podgroup_hint'], **shown))
     podgroup = snapshot.podgroup(claimed)
@@ -179,8 +193,11 @@ def check_file(snapshot):
                                         % (P1, claimed),
                                         '%s %s 가리키지만 그 PodGroup 객체가 없어 소유자를 확인할 수 없습니다'
                                         % (with_particle(P1, '이'), with_particle(claimed, '을'))))
+        if evicted:
+            return passed({'podgroup': claimed, 'evicted': evicted[-1].summary['message']})
         if claimed.startswith(kai.workload_podgroup_name(P1, '')):
-            return unverified(say_both(WORDS['both_gone'], **dict(snapshot.lab, claimed=claimed)))
+            words = dict(snapshot.lab, claimed=claimed, n_evicting=evicting_steps(snapshot))
+            return unverified(say_both(WORDS['both_gone'], **words))
         return failed(bilingual('no PodGroup named %s exists in %s' % (claimed, snapshot.namespace),
                                 '%s 에 이름이 %s 인 PodGroup 이 없습니다' % (snapshot.namespace, claimed)))
     owner = kai.podgroup_summary(podgroup)['owner']
@@ -197,9 +214,9 @@ def check_file(snapshot):
 
 
 STEP = Step(
-    'podgroup', 2, {'en': 'Pod %s and its PodGroup' % P1, 'ko': '%s 파드와 PodGroup' % P1}, [MANIFEST_FILE, PODGROUP_FILE],
+    'podgroup', {'en': 'Pod %s and its PodGroup' % P1, 'ko': '%s 파드와 PodGroup' % P1}, [MANIFEST_FILE, PODGROUP_FILE],
     '%s Running through KAI; %s names its PodGroup' % (P1, PODGROUP_FILE), solve, (
         Check('podgroup.manifest', 1, check_manifest, WORDS['podgroup.manifest'], files_only=True),
         Check('podgroup.running', 2, check_running, WORDS['podgroup.running']),
         Check('podgroup.file', 1, check_file, WORDS['podgroup.file']),
-    ))
+    ), words=[WORDS], evictable=[P1], objects=lambda namespace: {'pods': [p1(namespace)]})

@@ -15,12 +15,11 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.record import proofs a
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill, with_particle
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evictions
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
     BUILD_CLASS, BUILD_POD, P1, RESEARCH, TRAIN_CLASS, TRAIN_PODS, Check, Step, bilingual, failed, gpu_pod, passed)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.gang import gang_form
 
 
 def train_pods(namespace):
@@ -46,11 +45,8 @@ def solve(runner):
     build = view.pod(BUILD_POD)
     if build is not None and kai.pod_phase(build) == 'Running':
         return {'pod': view.pod_state(BUILD_POD), 'evicted': evicted_pods(view)}
-    # Remove the gang so its PodGroup no longer holds the queue.
-    form = gang_form(runner.kai_version)
-    for api_version, kind, name in form.removal:
-        runner.delete(api_version, kind, name)
-    runner.wait_pods(form.pod_names(view), 'gone', 'the gang pods to go')
+    # Remove the gang (the steps this one clears) so its PodGroup no longer holds the queue.
+    runner.clear()
     for pod in train_pods(runner.namespace):
         if view.pod(kai.name_of(pod)) is None:
             runner.apply(pod)
@@ -108,93 +104,16 @@ def check_build_running(snapshot):
 
 
 CANDIDATES = (P1,) + TRAIN_PODS
-
-WHY = {
-    'not_victims_podgroup': {'en': '{object} is not the PodGroup of {victim} ({podgroup})',
-                             'ko': '{object:은} {victim} 의 PodGroup({podgroup})이 아닙니다'},
-    'unknown_victim': {'en': 'no pod {victim} of this lab is known (not now, not in the record, not in its own events '
-                             'before {build} came)',
-                       'ko': '이 실습의 {victim} 파드를 알 수 없습니다 (지금도, 기록에도, {build} 이전의 자기 이벤트에도 없음)'},
-    'not_for_build': {'en': 'its preemptor is {preemptor}, not {build}\'s PodGroup {podgroup}',
-                      'ko': '선점한 쪽이 {build} 의 PodGroup {podgroup:이} 아니라 {preemptor} 입니다'},
-    'after_build': {'en': 'it was stored at {stored}, after {build} was scheduled at {scheduled}',
-                    'ko': '{build:이} {scheduled} 에 배치된 뒤인 {stored} 에 저장되었습니다'},
-    'before_build': {'en': 'it was stored at {stored}, before {build} was created at {created}',
-                     'ko': '{build:이} {created} 에 만들어지기 전인 {stored} 에 저장되었습니다'},
-}
-
-
-def _why(key, **values):
-    values = dict(values, build=BUILD_POD)
-    return bilingual(WHY[key]['en'].format(**values), fill(WHY[key]['ko'], **values))
-
-
-def preempt_objects(snapshot, events):
-    """(known, PodGroup names): bd-1 and each candidate victim (evidence.Known), with their PodGroups' names.
-
-    bd-1: the one that exists now, else the one the record saw. A victim:
-    live, else the one the record saw (also as the uid in its recorded
-    PodGroup's name), else the one its own events stored before bd-1 was
-    created name. A victim's PodGroup is gone with it; its
-    name (pg-<victim>-<victim's uid>) ties it to that pod, and its uid is the
-    one KAI's events about it give.
-    """
-    known = evidence.Known(snapshot, evidence.step6_began(snapshot))
-    groups = {}
-    for name in (BUILD_POD,) + CANDIDATES:
-        pod = snapshot.pod(name)
-        uid = known.add_live('Pod', pod) if pod is not None else (
-            known.add_gone('Pod', name) or known.add('Pod', name, known.recorded_owner_uid(name)))
-        if not uid:
-            continue
-        groups[name] = (kai.podgroup_name_of_pod(pod) if pod is not None else None) or kai.workload_podgroup_name(name, uid)
-        podgroup = snapshot.podgroup(groups[name])
-        if podgroup is not None:
-            known.add_live('PodGroup', podgroup)
-        else:
-            known.add('PodGroup', groups[name], known.seen.get(('PodGroup', groups[name]))
-                      or kai_events.uid_from_events(events, 'PodGroup', groups[name]))
-    return known, groups
+# KAI preempts one preemptible pod of research for bd-1: p1 (step 2's, which it says may be evicted) or a train pod.
+EVICTS = evictions.Evicts(evictions.PREEMPT, BUILD_POD, CANDIDATES)
 
 
 def evictions_by_build(snapshot, events):
-    """(found, rejected, known): KAI's Evict events of a step-6 candidate made for bd-1 [(summary, event)],
-    oldest first; the Evict events naming a candidate that are not KAI's word about these pods
-    [(event, why)]; and the objects they were tested against."""
-    known, groups = preempt_objects(snapshot, events)
-    build = known.objects.get(('Pod', BUILD_POD)) or {}
-    scheduled = kai.scheduled_at(snapshot.pod(BUILD_POD))
-    found, rejected = [], []
-    for event in sorted(events, key=kai_events.event_time):
-        if event.get('reason') != 'Evict':
-            continue
-        victim = kai_events.victim_of(event.get('message') or '')
-        if victim not in CANDIDATES:
-            continue
-        why = known.why_not(event)
-        obj = '%s/%s' % (kai_events.involved(event).get('kind'), kai_events.involved(event).get('name'))
-        preemptor = kai_events.preemptor(event.get('message') or '')
-        if why is None and victim not in groups:
-            why = _why('unknown_victim', victim=victim)
-        elif why is None and kai_events.involved(event).get('name') != groups[victim]:
-            why = _why('not_victims_podgroup', object=obj, victim=victim, podgroup=groups[victim])
-        elif why is None and (BUILD_POD not in groups or preemptor != groups[BUILD_POD]):
-            why = _why('not_for_build', preemptor=preemptor,
-                       podgroup=groups.get(BUILD_POD, kai.workload_podgroup_name(BUILD_POD, '<uid>')))
-        elif why is None and not kai_events.not_before(kai_events.event_stored(event), build.get('created')):
-            why = _why('before_build', stored=kai_events.event_stored(event), created=build.get('created'))
-        elif why is None and scheduled and kai.meta(event).get('creationTimestamp') \
-                and not kai_events.not_before(scheduled, kai_events.event_stored(event)):
-            # KAI evicts first and places bd-1 after: an Evict stored later is not how bd-1 got its GPU.
-            # (A recorded proof keeps the event's last time only, which a repeated Evict moves on.)
-            why = _why('after_build', stored=kai_events.event_stored(event), scheduled=scheduled)
-        if why is None:
-            summary = kai_events.event_summary(event)
-            summary['victim'] = victim
-            found.append((summary, event))
-        else:
-            rejected.append((event, why))
-    return found, rejected, known
+    """(found, rejected, known): KAI's Evict events of a candidate made for bd-1 [(summary, event)], oldest
+    first; the Evict events naming a candidate that are not KAI's word about these pods (nor another step's
+    declared eviction) [(event, why)]; and the objects they were tested against (evictions.scan)."""
+    found, rejected, known = evictions.scan(snapshot, events, EVICTS, STEP)
+    return found, evictions.others(snapshot, rejected, STEP.id), known
 
 
 def recorded_evictions(entry):
@@ -212,7 +131,7 @@ def still_there(snapshot, victim):
 
 
 def check_evicted(snapshot):
-    evictions = [e for e in kai_events.eviction_events(snapshot.events) if e['victim'] in CANDIDATES]
+    seen = [e for e in kai_events.eviction_events(snapshot.events) if e['victim'] in CANDIDATES]
     by_build, rejected, known = evictions_by_build(snapshot, snapshot.events)
     if by_build:
         summary, event = by_build[-1]
@@ -235,26 +154,27 @@ def check_evicted(snapshot):
             summary = recorded[-1][0]
             return evidence.from_record(entry, victim=summary['victim'], event=summary['message'])
         if not rejected:
-            return evidence.gone('preempt', expired_eviction(trains_gone), stale)
+            return evidence.gone('preempt', expired_eviction(trains_gone, snapshot.lab['deleted_in']), stale)
     if rejected:
-        return evidence.forged(rejected, {'evictions': evictions})
+        return evidence.forged(rejected, {'evictions': seen})
     values = {'train': TRAIN_CLASS, 'queue': RESEARCH, 'build': BUILD_POD, 'trains': ', '.join(TRAIN_PODS)}
     return failed(bilingual('no Evict event from KAI for a {train} pod of {queue}; {build} did not preempt anything '
                             '(were {trains} running with priorityClassName {train} when {build} came?)'.format(**values),
                             fill('{queue} 의 {train} 파드에 대한 KAI의 Evict 이벤트가 없습니다. {build:이} 선점하지 않았습니다 '
                                  '({build:을} 만들 때 {trains:이} priorityClassName {train:으로} 실행 중이었나요?)',
                                  **values)),
-                  {'evictions': evictions})
+                  {'evictions': seen})
 
 
-def expired_eviction(trains_gone):
+def expired_eviction(trains_gone, deleted_in):
     """Why the eviction cannot be verified: KAI evicts one train pod; when both
-    are gone the other was deleted in step 7, and only the events told which."""
+    are gone the other was deleted by the step that says it deletes it
+    (deleted_in: pod -> that step's number), and only the events told which."""
     if len(trains_gone) == 1:
         return bilingual('no events are left to show that KAI evicted %s for %s' % (trains_gone[0], BUILD_POD),
                          'KAI가 %s 위해 %s 밀어냈다는 것을 보여줄 이벤트가 남아 있지 않습니다'
                          % (with_particle(BUILD_POD, '을'), with_particle(trains_gone[0], '을')))
-    values = (', '.join(trains_gone), BUILD_POD, fraction.STEP.number)
+    values = (', '.join(trains_gone), BUILD_POD, min(deleted_in.get(name, 0) for name in trains_gone))
     return bilingual('no events are left to show which one of %s KAI evicted for %s (the other is deleted in step %d)'
                      % values,
                      '%s 중 KAI가 %s 위해 밀어낸 하나가 어느 것인지 보여줄 이벤트가 남아 있지 않습니다 '
@@ -262,8 +182,9 @@ def expired_eviction(trains_gone):
 
 
 STEP = Step(
-    'preempt', 6, {'en': '%s evicts %s' % (BUILD_CLASS, TRAIN_CLASS), 'ko': '%s %s 밀어낸다' % (with_particle(BUILD_CLASS, '이'), with_particle(TRAIN_CLASS, '을'))},
+    'preempt', {'en': '%s evicts %s' % (BUILD_CLASS, TRAIN_CLASS), 'ko': '%s %s 밀어낸다' % (with_particle(BUILD_CLASS, '이'), with_particle(TRAIN_CLASS, '을'))},
     [], '%s Running; exactly one preemptible %s pod evicted by KAI' % (BUILD_POD, RESEARCH), solve, (
         Check('preempt.build_running', 2, check_build_running, WORDS['preempt.build_running']),
         Check('preempt.evicted', 2, check_evicted, WORDS['preempt.evicted']),
-    ))
+    ), words=[WORDS], began_by=[BUILD_POD], evicts=[EVICTS], evictable=TRAIN_PODS, clears=['gang'],
+    objects=lambda namespace: {'pods': train_pods(namespace) + [build_pod(namespace)]})

@@ -17,23 +17,16 @@ except ImportError:  # reported by common.require_libraries before any use
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    Check, Step, bilingual, failed, passed, say_both)
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (  # noqa: F401 (queue_manifest)
+    CPU_MEMORY, LAB_QUEUE, RESEARCH, Check, Step, bilingual, failed, passed, queue_manifest, say_both)
 
 FILE = 'queues.yaml'
 # None = the lab asks that nothing be written.
 QUEUES = {
-    'lab': {'parent': None, 'gpu_quota': 4, 'gpu_limit': -1},
-    'research': {'parent': 'lab', 'gpu_quota': 2, 'gpu_limit': 4},
-    'ops': {'parent': 'lab', 'gpu_quota': 2, 'gpu_limit': -1},
+    LAB_QUEUE: {'parent': None, 'gpu_quota': 4, 'gpu_limit': -1},
+    RESEARCH: {'parent': LAB_QUEUE, 'gpu_quota': 2, 'gpu_limit': 4},
+    'ops': {'parent': LAB_QUEUE, 'gpu_quota': 2, 'gpu_limit': -1},
 }
-CPU_MEMORY = {'quota': -1, 'limit': -1}
-
-
-def queue_manifest(name, parent, gpu_quota, gpu_limit):
-    """A lab queue: GPU quota and limit as given, CPU and memory unlimited."""
-    return kai.queue_definition(name, parent, resources={
-        'gpu': {'quota': gpu_quota, 'limit': gpu_limit}, 'cpu': dict(CPU_MEMORY), 'memory': dict(CPU_MEMORY)})
 
 
 def lab_queues():
@@ -165,9 +158,9 @@ def check_applied(snapshot):
 
 
 STEP = Step(
-    'queues', 1, {'en': 'Queue hierarchy', 'ko': '큐 계층'}, [FILE],
+    'queues', {'en': 'Queue hierarchy', 'ko': '큐 계층'}, [FILE],
     'queues lab, research and ops exist as written in queues.yaml', solve, (
         Check('queues.file', 1, check_file, WORDS['queues.file'], files_only=True),
         Check('queues.hierarchy', 2, check_hierarchy, WORDS['queues.hierarchy'], files_only=True),
         Check('queues.applied', 1, check_applied, WORDS['queues.applied']),
-    ))
+    ), words=[WORDS], queues=dict((name, queue['parent']) for name, queue in QUEUES.items()))

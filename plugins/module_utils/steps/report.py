@@ -17,11 +17,11 @@ import math
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import text as learner_text
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import evidence as kai_word
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import learner
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import shared_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import (
-    Check, Step, bilingual, failed, joined, passed, say, say_both)
-from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.fraction import FRACTION_PODS
+    FRACTION_PODS, Check, Step, bilingual, failed, joined, passed, say, say_both)
 
 STEP_ID = 'report'
 FILE = 'report.json'
@@ -150,13 +150,13 @@ def device_ids(snapshot):
 
 def no_shared_gpu(snapshot):
     """Why the cluster shows no GPU KAI gave fr-1 (en, ko): fr-1 is missing, or its device is not KAI's word
-    (step 7's words)."""
+    (steps/shared_gpu.py's words, as step 7 says them)."""
     pod = fr1_of(snapshot.all_pods, snapshot.namespace)
     values = dict(key=SHARED_GPU, pod=FRACTION_PODS[0], namespace=snapshot.namespace)
     if pod is None:
         return say_both(WORDS['report.values']['no_pod'], **values)
     fault = kai_gpu.kai_shared_device(pod, snapshot.configmaps)[1]
-    why = fraction.device_problem(snapshot, FRACTION_PODS[0], fault)
+    why = shared_gpu.device_problem(snapshot, FRACTION_PODS[0], fault)
     return bilingual(say(WORDS['report.values']['no_gpu'], 'en', why=why['en'], **values),
                      say(WORDS['report.values']['no_gpu'], 'ko', why=why['ko'], **values))
 
@@ -165,11 +165,17 @@ def check_values(snapshot):
     claims = learner.json_object(snapshot, FILE)
     actual = report(snapshot.all_pods, snapshot.namespace, snapshot.configmaps)
     evidence = {'report': claims, 'cluster': actual}
+    if claims != actual:
+        # A later step changed the cluster since: the report is compared with the cluster this check verified it
+        # on, not with what the later step made of it.
+        then = kai_word.verified_before_moving_on(snapshot, STEP_ID, 'report.values', 'cluster', claims)
+        if then is not None:
+            return then
     if actual[SHARED_GPU] is None:
         # No proof of fr-1's GPU to compare with: say why, never a value the learner is to find.
         problems = differences(claims, actual, (GPU_ALLOCATED, RESERVATION_PODS), snapshot.lab)
         return failed(joined(([problems] if problems else []) + [no_shared_gpu(snapshot)]), evidence,
-                      fraction.device_hint(snapshot, FRACTION_PODS[0]))
+                      shared_gpu.device_hint(snapshot, FRACTION_PODS[0]))
     claimed_gpu = claims.get(SHARED_GPU)
     if actual[SHARED_GPU] and isinstance(claimed_gpu, str) and claimed_gpu.startswith('GPU-') \
             and claimed_gpu != actual[SHARED_GPU] and claimed_gpu not in device_ids(snapshot):
@@ -202,8 +208,8 @@ def differences(claims, actual, keys, lab):
 
 
 STEP = Step(
-    STEP_ID, 8, {'en': 'Who holds the GPUs', 'ko': 'GPU는 누가 쥐고 있나'}, [FILE],
+    STEP_ID, {'en': 'Who holds the GPUs', 'ko': 'GPU는 누가 쥐고 있나'}, [FILE],
     '%s values equal the cluster' % FILE, solve, (
         Check('report.file', 1, check_file, WORDS['report.file'], files_only=True),
         Check('report.values', 2, check_values, WORDS['report.values']),
-    ))
+    ), words=[WORDS])

@@ -28,7 +28,7 @@ def test_fraction_pods_have_the_annotation_and_no_gpu_resource():
 
 def test_fraction_yaml_keeps_the_annotation_a_string(fixtures):
     """yaml.safe_dump quotes '0.5' so kubectl does not reject a float annotation."""
-    docs = list(yaml.safe_load_all(fixtures.sim("07-fraction")["files"]["fraction.yaml"]))
+    docs = list(yaml.safe_load_all(fixtures.after("fraction")["files"]["fraction.yaml"]))
     assert [d["metadata"]["annotations"]["gpu-fraction"] for d in docs] == ["0.5", "0.5"]
 
 

@@ -13,6 +13,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import gang
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED
 
 from lab_testing import HANGUL, NS, RECORDED_KAI, all_gpu_resources, both_langs, by_name, checks, ids_with, solved
+import lab_states
 
 
 def test_gang_job_annotation_on_the_job_itself():
@@ -37,15 +38,15 @@ def test_explicit_gang_podgroup_for_old_kai(fixtures):
     pods = gang.gang_pods(NS)
     assert [p["metadata"]["name"] for p in pods] == ["gang-0", "gang-1", "gang-2"]
     assert all(kai.podgroup_name_of_pod(p) == "gang" for p in pods)
-    recorded = by_name(fixtures.sim("05-gang")["podgroups"])["gang"]
+    recorded = by_name(fixtures.after("gang")["podgroups"])["gang"]
     assert recorded["spec"] == podgroup["spec"]
 
 
 def test_stale_gang_txt_from_another_cluster_does_not_skip_the_gang(tmp_path, fixtures, fake_cluster):
     """A gang.txt left from an earlier lab must not make step 5 count as done
     on a cluster that never saw the gang (no gang events, no later pods)."""
-    state = fixtures.sim("04-limit_fix")
-    workdir = fixtures.write_files(tmp_path / "gsb-kai", fixtures.sim("08-report")["files"])
+    state = fixtures.after("limit_fix")
+    workdir = fixtures.write_files(tmp_path / "gsb-kai", fixtures.finished()["files"])
     cluster = fake_cluster(state)
     runner = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=0.2)
     with pytest.raises(StepFailed):
@@ -60,7 +61,7 @@ V017 = "v0.17.0"
 
 def test_the_lab_job_on_real_kai_v017_passes_from_its_podgroup(grade, fixtures):
     """Step 5 as the lab text says it, on real KAI v0.17.0: PodGroup pg-gang-<job uid>, minMember 3."""
-    state = fixtures.kai_v017("gang-hand-step5")
+    state = fixtures.after("gang", lab_states.KAI_V017)
     job_uid = state["jobs"][0]["metadata"]["uid"]
     assert fixtures.find(state["podgroups"], "pg-gang-%s" % job_uid)["spec"]["minMember"] == 3
     result, _ = grade(state, state["files"], kai_version=V017)
@@ -71,7 +72,7 @@ def test_the_lab_job_on_real_kai_v017_passes_from_its_podgroup(grade, fixtures):
 
 def test_the_finished_lab_on_real_kai_v017_grades_100(grade, fixtures):
     """After step 6 the Job and its PodGroup are gone; the events of both remain."""
-    state = fixtures.kai_v017("gang-hand-step8")
+    state = fixtures.finished(lab_states.KAI_V017)
     assert state["jobs"] == [] and not [pg for pg in state["podgroups"] if pg["metadata"]["name"].startswith("pg-gang-")]
     result, _ = grade(state, state["files"], kai_version=V017)
     assert result["score"] == 100.0
@@ -126,7 +127,7 @@ def test_the_lab_job_on_the_sim_kai_is_named_as_grouped_pod_by_pod(grade, fixtur
 
 def test_the_job_grouped_as_one_is_no_mistake_on_any_kai(grade, fixtures):
     """Real KAI v0.17.0's one PodGroup for the Job is not the grouped-alone shape, whatever version is given."""
-    state = fixtures.kai_v017("gang-hand-step5")
+    state = fixtures.after("gang", lab_states.KAI_V017)
     for version in (RECORDED_KAI, V017):
         result, _ = grade(state, state["files"], kai_version=version)
         assert checks(result)["gang.reason"]["status"] == PASSED, version

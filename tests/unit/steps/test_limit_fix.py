@@ -13,9 +13,9 @@ from lab_testing import NS, RECORDED_KAI, checks
 
 
 def test_limit_fix_patches_only_the_gpu_limit(tmp_path, fixtures, fake_cluster):
-    state = fixtures.sim("03-nolimit")
+    state = fixtures.after("nolimit")
     # nl-1 as it ran after the fix (step 4's recorded pod).
-    state["pods"] = fixtures.sim("04-limit_fix")["pods"]
+    state["pods"] = fixtures.after("limit_fix")["pods"]
     cluster = fake_cluster(state)
     result = StepRunner(cluster, NS, str(tmp_path), RECORDED_KAI, timeout=1).run("limit_fix")
     assert result["changed"] is True
@@ -25,7 +25,7 @@ def test_limit_fix_patches_only_the_gpu_limit(tmp_path, fixtures, fake_cluster):
 
 
 def test_limit_fix_times_out_naming_kais_reason(tmp_path, fixtures, fake_cluster):
-    cluster = fake_cluster(fixtures.sim("03-nolimit"))  # nl-1 stays Pending: nothing simulates KAI
+    cluster = fake_cluster(fixtures.after("nolimit"))  # nl-1 stays Pending: nothing simulates KAI
     with pytest.raises(StepFailed) as info:
         StepRunner(cluster, NS, str(tmp_path), RECORDED_KAI, timeout=0.2).run("limit_fix")
     message = str(info.value)
@@ -35,7 +35,7 @@ def test_limit_fix_times_out_naming_kais_reason(tmp_path, fixtures, fake_cluster
 
 
 def test_limit_fix_before_step_3_says_so(tmp_path, fixtures, fake_cluster):
-    cluster = fake_cluster(fixtures.sim("02-podgroup"))
+    cluster = fake_cluster(fixtures.after("podgroup"))
     with pytest.raises(StepFailed) as info:
         StepRunner(cluster, NS, str(tmp_path), RECORDED_KAI, timeout=1).run("limit_fix")
     assert info.value.cause == "step 3 (nolimit) has not been done"
@@ -45,7 +45,7 @@ def test_limit_fix_before_step_3_says_so(tmp_path, fixtures, fake_cluster):
 
 def test_pending_pod_reports_kais_reason(grade, fixtures):
     """nl-1 still Pending (limit not fixed): limit_fix fails with KAI's OverLimit reason."""
-    state = fixtures.sim("03-nolimit")
+    state = fixtures.after("nolimit")
     result, _ = grade(state, state["files"])
     c = checks(result)
     assert c["nolimit.queue"]["status"] == PASSED and c["nolimit.reason"]["status"] == PASSED

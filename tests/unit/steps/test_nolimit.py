@@ -12,6 +12,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import PASSED
 
 from lab_testing import NS, RECORDED_KAI, by_name, checks
+import lab_states
 
 
 def test_nolimit_queue_has_no_gpu_limit_key():
@@ -26,12 +27,12 @@ def test_nolimit_queue_has_no_gpu_limit_key():
 
 
 def test_recorded_nolimit_queue_matches_the_manifest(fixtures):
-    live = by_name(fixtures.sim("03-nolimit")["queues"])["nolimit"]
+    live = by_name(fixtures.after("nolimit")["queues"])["nolimit"]
     assert live["spec"] == nolimit.nolimit_queue()["spec"]
 
 
 def test_nolimit_step_captures_the_over_limit_sentence(tmp_path, fixtures, fake_cluster):
-    state = fixtures.sim("03-nolimit")
+    state = fixtures.after("nolimit")
     cluster = fake_cluster(state)
     workdir = str(tmp_path / "w")
     result = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1).run("nolimit")
@@ -42,7 +43,7 @@ def test_nolimit_step_captures_the_over_limit_sentence(tmp_path, fixtures, fake_
 
 
 def test_v017_cleared_conditions_nolimit_reason_matched_from_events(grade, fixtures):
-    state = fixtures.derived("08-report.conditions-cleared")
+    state = lab_states.conditions_cleared(fixtures.finished())
     result, _ = grade(state, state["files"])
     check = checks(result)["nolimit.reason"]
     assert check["status"] == PASSED

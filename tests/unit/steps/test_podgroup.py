@@ -91,7 +91,7 @@ def default_scheduled_p1_pod(fixtures):
 
 def test_podgroup_step_fails_for_default_scheduled_p1(tmp_path, fixtures, fake_cluster):
     cluster = fake_cluster({"pods": [default_scheduled_p1_pod(fixtures)],
-                            "queues": fixtures.sim("01-queues")["queues"]})
+                            "queues": fixtures.after("queues")["queues"]})
     with pytest.raises(StepFailed) as info:
         StepRunner(cluster, NS, str(tmp_path), RECORDED_KAI, timeout=1).run("podgroup")
     exc = info.value

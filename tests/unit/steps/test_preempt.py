@@ -11,6 +11,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import preempt
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import FAILED, PASSED, UNVERIFIED
 
 from lab_testing import NS, both_langs, by_name, checks, ids_with, solved
+import lab_states
 
 
 def test_train_and_build_pods():
@@ -32,7 +33,7 @@ def test_p1_evicted_by_kai_in_step_6_is_not_held_against_the_learner(grade, fixt
     p1 = fixtures.find(state["pods"], "p1")
     state["pods"].remove(p1)
     state["podgroups"] = [pg for pg in state["podgroups"] if not pg["metadata"]["name"].startswith("pg-p1-")]
-    tr2 = copy.deepcopy(fixtures.find(fixtures.sim("06-preempt")["pods"], "tr-1"))
+    tr2 = copy.deepcopy(fixtures.find(fixtures.after("preempt")["pods"], "tr-1"))
     tr2["metadata"]["name"] = "tr-2"
     state["pods"].append(tr2)  # tr-1 was deleted in step 7, tr-2 remains
     evict = [e for e in state["events"] if e["reason"] == "Evict"][0]
@@ -45,7 +46,10 @@ def test_p1_evicted_by_kai_in_step_6_is_not_held_against_the_learner(grade, fixt
     assert checks(result)["preempt.evicted"]["status"] == PASSED
     assert checks(result)["preempt.evicted"]["evidence"]["victim"] == "p1"
     assert ids_with(result, FAILED) == []
-    assert ids_with(result, UNVERIFIED) == ["podgroup.file"]
+    # podgroup.txt is matched with the PodGroup KAI's Evict event names (the shared record of evictions).
+    assert ids_with(result, UNVERIFIED) == []
+    assert checks(result)["podgroup.file"]["evidence"]["podgroup"] == p1["metadata"]["annotations"]["pod-group-name"]
+    assert "kai-lab/p1 was preempted" in checks(result)["podgroup.file"]["evidence"]["evicted"]
 
 
 def test_build_pod_with_wrong_priority(grade, fixtures):
@@ -69,7 +73,7 @@ def test_expired_step6_events_leave_preempt_unverified_not_failed(grade, fixture
 
 def test_expired_events_with_one_train_pod_gone_name_that_one(grade, fixtures):
     """After step 6 (tr-2 evicted, tr-1 still running) the events expire."""
-    state = fixtures.sim("06-preempt")
+    state = fixtures.after("preempt")
     assert fixtures.find(state["pods"], "tr-1") and not fixtures.find(state["pods"], "tr-2")
     state["events"] = []
     en, ko = both_langs(grade, state, state["files"])
@@ -83,7 +87,7 @@ def test_expired_events_with_one_train_pod_gone_name_that_one(grade, fixtures):
 def test_expired_events_on_real_kai_v017_say_one_of_the_two_was_evicted(grade, fixtures):
     """The finished lab on real KAI v0.17.0 with kai-lab's events deleted (the 1 h event TTL):
     tr-2 was evicted, tr-1 deleted in step 7; nothing left says which."""
-    state = fixtures.kai_v017("gang-hand-step8")
+    state = fixtures.finished(lab_states.KAI_V017)
     evicted = [e for e in state["events"] if e["reason"] == "Evict"]
     assert [e["message"].split()[1] for e in evicted] == ["kai-lab/tr-2"]
     state["events"] = []

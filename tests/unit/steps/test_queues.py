@@ -33,13 +33,13 @@ def test_exactly_three_lab_queues():
 
 
 def test_recorded_cluster_kept_the_queues_as_written(fixtures):
-    live = by_name(fixtures.sim("01-queues")["queues"])
+    live = by_name(fixtures.after("queues")["queues"])
     for name, manifest in by_name(queues.lab_queues()).items():
         assert live[name]["spec"] == manifest["spec"]
 
 
 def test_queues_file_of_a_perfect_learner_holds_the_catalog(fixtures):
-    written = list(yaml.safe_load_all(fixtures.sim("01-queues")["files"]["queues.yaml"]))
+    written = list(yaml.safe_load_all(fixtures.after("queues")["files"]["queues.yaml"]))
     assert by_name(written) == by_name(queues.lab_queues())
 
 

@@ -1,9 +1,12 @@
 # -*- coding: utf-8 -*-
-"""The registry: the lab's eight steps in order, each check once."""
+"""The registry: the lab's steps in order, each check once; what reads the step list."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -14,22 +17,30 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import nolimit, 
 from ansible_collections.gsb.kai_lab.plugins.lookup.lab_steps import LookupModule
 from ansible_collections.gsb.kai_lab.plugins.modules import kai_lab_step
 
-from conftest import REPO
+from conftest import COLLECTION_PATH, REPO
 from lab_testing import NS
 
 
-def test_steps_are_the_lab_eight_in_order():
+def test_steps_are_numbered_by_their_place_in_the_step_list():
     assert [s.id for s in steps.STEPS] == list(steps.STEP_IDS)
-    assert [s.number for s in steps.STEPS] == list(range(1, 9))
+    assert [s.number for s in steps.STEPS] == [n + 1 for n in range(len(steps.STEPS))]
     assert all(set(s.title) == {"en", "ko"} for s in steps.STEPS)
     assert steps.step("fraction").files == ["fraction.yaml"]
+    assert steps.FILES == tuple(name for s in steps.STEPS for name in s.files)
     with pytest.raises(KeyError):
         steps.step("nope")
 
 
+def test_a_step_id_registered_twice_is_refused():
+    registered = steps.STEPS
+    with pytest.raises(ValueError, match="registered twice"):
+        steps.use(registered + (steps.LAB[0],))
+    assert steps.STEPS == registered
+
+
 def test_each_check_is_registered_once_under_its_step_with_words_in_both_languages():
     ids = [c.id for c in steps.CHECKS]
-    assert len(ids) == len(set(ids)) == 17
+    assert len(ids) == len(set(ids)) == sum(len(s.checks) for s in steps.STEPS)
     for step in steps.STEPS:
         for check in step.checks:
             assert check.step_id == step.id
@@ -38,13 +49,29 @@ def test_each_check_is_registered_once_under_its_step_with_words_in_both_languag
                 assert set(check.words[part]) == {"en", "ko"}, (check.id, part)
 
 
-def test_kai_lab_step_documents_the_registered_steps():
-    documented = yaml.safe_load(kai_lab_step.DOCUMENTATION)["options"]["step"]["choices"]
-    assert documented == list(steps.STEP_IDS)
+def test_kai_lab_step_documents_the_step_list_not_a_copy_of_it():
+    """ansible-test sanity holds DOCUMENTATION to the argument spec: neither lists the steps (a copy that a new
+    step would make stale); the option names the lookup, and the module refuses another id naming the steps."""
+    option = yaml.safe_load(kai_lab_step.DOCUMENTATION)["options"]["step"]
+    assert "choices" not in option and "gsb.kai_lab.lab_steps" in " ".join(option["description"])
+    assert not any(step_id in " ".join(option["description"]) for step_id in steps.STEP_IDS)
 
 
-def test_lab_steps_lookup_returns_the_registered_steps():
+def test_kai_lab_step_refuses_an_unknown_step_naming_the_steps(tmp_path):
+    args = tmp_path / "args.json"
+    args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"step": "nope", "workdir": str(tmp_path / "w")}}))
+    module = COLLECTION_PATH / "ansible_collections/gsb/kai_lab/plugins/modules/kai_lab_step.py"
+    done = subprocess.run([sys.executable, str(module), str(args)], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(COLLECTION_PATH)), check=False)
+    result = json.loads(done.stdout)
+    assert result["failed"] and "unknown step nope; the steps are %s" % ", ".join(steps.STEP_IDS) in result["msg"]
+    assert not (tmp_path / "w").exists(), "refused before any work"
+
+
+def test_lab_steps_lookup_returns_the_registered_steps_queues_and_files():
     assert LookupModule().run([], {}) == list(steps.STEP_IDS)
+    assert LookupModule().run(["queues"], {}) == list(steps.QUEUE_NAMES)
+    assert LookupModule().run(["files"], {}) == list(steps.FILES)
 
 
 def test_solve_yml_loops_over_the_lookup():

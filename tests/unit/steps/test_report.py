@@ -14,7 +14,7 @@ from lab_testing import NS, RECORDED_KAI, SHARED_GPU, OTHER_CLUSTER_GPU, checks,
 
 
 def test_report_written_from_the_cluster_equals_the_recorded_file(tmp_path, fixtures, fake_cluster):
-    state = fixtures.sim("08-report")
+    state = fixtures.finished()
     cluster = fake_cluster(state)
     workdir = str(tmp_path / "fresh")
     result = StepRunner(cluster, NS, workdir, RECORDED_KAI, timeout=1).run("report")
