@@ -39,9 +39,10 @@ def test_kai_lab_check_on_the_reset_lab_does_not_pass_queues(workdir):
     done, _ = run_kai_lab('check', 'queues')
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert [line for line in lines if line.startswith('1    queues.file') and 'FAIL' in line
+    # The verdict first, then a row per check (issue 41's console).
+    assert lines[0].startswith('step 1 queues (Queue hierarchy): NOT PASSED'), done.stdout
+    assert [line for line in lines if line.startswith('  FAIL queues.file: ')
             and 'queues.yaml does not exist in %s' % workdir in line], done.stdout
-    assert lines[-1].startswith('step 1 queues (Queue hierarchy): NOT PASSED'), done.stdout
 
 
 def test_kai_lab_prints_a_learners_control_characters_as_one_line(workdir):
@@ -58,4 +59,5 @@ def test_kai_lab_prints_a_learners_control_characters_as_one_line(workdir):
     lines = done.stdout.splitlines()
     assert 'step 1 queues (Queue hierarchy): PASSED' not in lines
     quoting = [line for line in lines if '[2J' in line]
-    assert quoting and all(line.startswith('1    queues.') for line in quoting), done.stdout
+    # The learner's text is quoted only inside a check's row or hint, never as a verdict.
+    assert quoting and all(line.startswith('  ') for line in quoting), done.stdout
