@@ -29,6 +29,18 @@ BINDINGS = '/apis/' + POLICY_API + '/validatingadmissionpolicybindings'
 SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:'
 
 
+def service_account_user(namespace, name):
+    """The user name a ServiceAccount's token authenticates as."""
+    return '%s%s:%s' % (SERVICE_ACCOUNT_PREFIX, namespace, name)
+
+
+def namespace_of(user):
+    """The namespace of a ServiceAccount's user name, or None for any other user."""
+    if user and user.startswith(SERVICE_ACCOUNT_PREFIX) and user.count(':') == 3:
+        return user.split(':')[2]
+    return None
+
+
 def groups_of(user):
     """The groups the API server gives user's credentials: a ServiceAccount's token carries its two groups."""
     groups = ['system:authenticated']

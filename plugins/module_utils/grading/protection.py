@@ -4,23 +4,39 @@
 """What protects KAI's word in this grade: could the learner have written the evidence the grader reads?
 
 The grader trusts objects in the cluster (Events, pod and PodGroup status,
-bindings, pod labels) as KAI's word. That trust holds only when the
-learner's Kubernetes identity cannot write them. At each grade the API
-server is asked, one SubjectAccessReview per write that could forge a kind
-of evidence (client/access.py), whether the learner's identity may make it,
-and the admission policies and
-Pod Security label that cover what RBAC cannot say (a pod created with
-spec.nodeName, labels changed after creation, privileged pods) are read.
+bindings, pod labels, KAI's bind requests, the binder's ConfigMaps, the
+reservation pods) as KAI's word. That trust holds only when no identity the
+learner can use may write them. At each grade the API server is asked, one
+SubjectAccessReview per write that could forge a kind of evidence or act as
+someone who can (client/access.py), whether each such identity may make it:
+
+- the learner's own (``learner_identity``);
+- every ServiceAccount of the lab namespace, when the learner may create
+  pods there (or anything that makes pods): a pod runs under any
+  ServiceAccount of its namespace and holds its token, so the learner holds
+  what each may do. These are asked the same writes, and whether they may
+  create pods or Jobs in the lab namespace themselves
+  (``pods.other_serviceaccount``): the admission policies check the
+  learner's user name, not theirs.
+
+The admission policies and Pod Security label that cover what RBAC cannot
+say (a pod created with spec.nodeName, labels changed after creation,
+privileged pods) are read and compared with what provision applies
+(grading/admission.py): a policy narrowed or a binding that no longer denies
+is named with what the learner can now pass.
 
 ``protection(cluster, settings, kai_version, deadline)`` gives grade.json's
 ``protection`` block: ``protected``, ``identity``, ``holds`` (what the
-learner may write, each an id and words in en/ko), ``reviews``, ``policies``,
-``pod_security``, ``line`` (the sentence in the grade's language) and
-``error`` when the API server could not be asked. A learner without an
-identity of its own (``learner_identity`` unset: root with the lab's own
-kubeconfig, the default sim and the lab text's VM) is asked about with the
-grader's own credentials (SelfSubjectAccessReview): unprotected, and the
-grade says which writes it holds.
+learner may write, each an id, the ``holder`` identity and words in en/ko),
+``reviews`` (the learner's own), ``pod_route`` (the write that lets the
+learner run pods, or None) and ``pod_identities`` (the lab namespace's
+ServiceAccounts with their reviews), ``policies``, ``pod_security``,
+``line`` (the sentence in the grade's language) and ``error`` when the API
+server could not be asked. A learner without an identity of its own
+(``learner_identity`` unset: root with the lab's own kubeconfig, the default
+sim and the lab text's VM) is asked about with the grader's own credentials
+(SelfSubjectAccessReview): unprotected, and the grade says which writes it
+holds.
 
 Layer: grading; may use the cluster client, the KAI domain, the learner's files, the grader's record, the lab's steps.
 """
@@ -34,6 +50,8 @@ import time
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client import access
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.kinds import PODGROUP_API
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import admission
+from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import profiles as kai_profiles
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import say
 
@@ -42,59 +60,112 @@ POD_SECURITY_LABEL = 'pod-security.kubernetes.io/enforce'
 POD_SECURITY_LEVELS = ('baseline', 'restricted')
 # Leave this much of the grade's time for writing its reports.
 RESERVE = 0.5
+# The ServiceAccount every namespace has (the controller-manager makes it): asked about even before it exists.
+DEFAULT_SERVICE_ACCOUNT = 'default'
 
 # The kinds of evidence the grader reads as KAI's word, each with the writes
-# that would forge it (one SubjectAccessReview each, in the lab namespace).
-# A change is asked as both RBAC verbs that make it, patch and update: each
-# is granted on its own, and one is enough to rewrite what KAI wrote (KAI's
-# scheduler patches PodGroups' status and pods' labels, its binder writes
-# pods' status; events.k8s.io's Events are the core ones by another API).
-# podgroups.create is a hole only where KAI makes the gang's PodGroup itself
-# (its profile's job_gang): before that, step 5's explicit form has the
-# learner create it.
+# that would forge it or let its holder act as someone who can (one
+# SubjectAccessReview each). 'where' names the namespace: the lab's when
+# unset, the learner's own (its ServiceAccount's), KAI's, KAI's reservation
+# namespace, or 'cluster' (no namespace: cluster-wide, every namespace). A change is asked as both RBAC
+# verbs that make it, patch and update: each is granted on its own, and one
+# is enough to rewrite what KAI wrote (KAI's scheduler patches PodGroups'
+# status and pods' labels, its binder writes pods' status; events.k8s.io's
+# Events are the core ones by another API). podgroups.create is a hole only
+# where KAI makes the gang's PodGroup itself (its profile's job_gang): before
+# that, step 5's explicit form has the learner create it. An entry is held
+# at the first write the API server allows (the rest of it is not asked).
 CHANGES = ('patch', 'update')
+WRITES = ('create',) + CHANGES
 
 
-def _writes(verbs, resource, group=None, subresource=None):
+def _writes(verbs, resource, group=None, subresource=None, where='lab'):
     return tuple(dict([('verb', verb), ('resource', resource)] + ([('group', group)] if group else [])
-                      + ([('subresource', subresource)] if subresource else [])) for verb in verbs)
+                      + ([('subresource', subresource)] if subresource else [])
+                      + ([('where', where)] if where != 'lab' else [])) for verb in verbs)
 
 
 EVIDENCE = (
     {'id': 'events.create',
-     'reviews': _writes(('create',) + CHANGES, 'events') + _writes(('create',) + CHANGES, 'events', 'events.k8s.io'),
+     'reviews': _writes(WRITES, 'events') + _writes(WRITES, 'events', 'events.k8s.io'),
      'words': {'en': 'create or change Events (KAI\'s reasons, steps 3, 5, 6)',
-               'ko': '이벤트 생성·변경 (KAI 의 이유, 3·5·6단계)'}},
+               'ko': 'Event 생성·변경 (KAI 의 이유, 3·5·6단계)'}},
     {'id': 'pods.status', 'reviews': _writes(CHANGES, 'pods', subresource='status'),
      'words': {'en': 'write pods/status', 'ko': 'pods/status 쓰기'}},
     {'id': 'podgroups.status', 'reviews': _writes(CHANGES, 'podgroups', KAI_GROUP, 'status'),
-     'words': {'en': 'write podgroups/status (KAI\'s gang conditions)', 'ko': 'podgroups/status 쓰기 (KAI 의 갱 조건)'}},
-    {'id': 'pods.binding', 'reviews': _writes(('create',), 'pods', subresource='binding'),
+     'words': {'en': 'write podgroups/status (KAI\'s gang conditions)', 'ko': 'podgroups/status 쓰기 (KAI 의 gang 조건)'}},
+    {'id': 'pods.binding', 'reviews': _writes(('create',), 'pods', subresource='binding') + _writes(('create',), 'bindings'),
      'words': {'en': 'bind pods to a node (pods/binding, KAI\'s binder\'s job)',
                'ko': '파드를 노드에 바인딩 (pods/binding, KAI binder 의 일)'}},
     {'id': 'pods.update', 'reviews': _writes(CHANGES, 'pods'),
      'words': {'en': 'change pods after creation (labels, annotations)',
                'ko': '생성 후 파드 변경 (레이블, 어노테이션)'}},
     {'id': 'podgroups.create', 'when': 'job_gang',
-     'reviews': ({'verb': 'create', 'group': KAI_GROUP, 'resource': 'podgroups'},),
+     'reviews': _writes(('create',), 'podgroups', KAI_GROUP),
      'words': {'en': 'create PodGroups (KAI makes them on this version)',
                'ko': 'PodGroup 생성 (이 버전에서는 KAI 가 만듦)'}},
+    # Acting as anyone: KAI's ServiceAccounts, a cluster admin.
+    {'id': 'impersonate',
+     'reviews': (_writes(('impersonate',), 'users', where='cluster') + _writes(('impersonate',), 'groups', where='cluster')
+                 + _writes(('impersonate',), 'serviceaccounts', where='cluster')
+                 + _writes(('impersonate',), 'serviceaccounts', where='kai')),
+     'words': {'en': 'impersonate users, groups or ServiceAccounts (act as KAI or an admin)',
+               'ko': '사용자·그룹·ServiceAccount 가장 (impersonate: KAI 나 관리자 권한으로 행동)'}},
+    # A token of another ServiceAccount: of the lab namespace's, the learner's own namespace's, KAI's.
+    {'id': 'serviceaccounts.token',
+     'reviews': (_writes(('create',), 'serviceaccounts', subresource='token')
+                 + _writes(('create',), 'serviceaccounts', subresource='token', where='learner')
+                 + _writes(('create',), 'serviceaccounts', subresource='token', where='kai')),
+     'words': {'en': 'create ServiceAccount tokens (serviceaccounts/token: act as another account, KAI\'s too)',
+               'ko': 'ServiceAccount 토큰 생성 (serviceaccounts/token: KAI 의 것을 포함한 다른 계정 권한으로 행동)'}},
+    # KAI's scheduler writes a BindRequest, its binder binds the pod as it says (in the pod's namespace).
+    {'id': 'bindrequests.write', 'reviews': _writes(WRITES, 'bindrequests', KAI_GROUP),
+     'words': {'en': 'create or change BindRequests (KAI\'s binder binds pods as they say)',
+               'ko': 'BindRequest 생성·변경 (KAI binder 가 그 내용대로 파드를 바인딩)'}},
+    # KAI's binder writes the fraction pods' shared-GPU ConfigMaps in the lab namespace (step 7).
+    {'id': 'configmaps.write', 'reviews': _writes(WRITES, 'configmaps'),
+     'words': {'en': 'create or change ConfigMaps in the lab namespace (KAI\'s binder writes the shared GPU\'s there, '
+                     'step 7)',
+               'ko': '실습 네임스페이스의 ConfigMap 생성·변경 (KAI binder 가 공유 GPU 의 것을 씀, 7단계)'}},
+    # KAI's reservation pods hold the shared GPU of step 7.
+    {'id': 'reservation.pods', 'reviews': _writes(WRITES + ('delete',), 'pods', where='reservation'),
+     'words': {'en': 'write pods in KAI\'s reservation namespace (step 7\'s reservation pods)',
+               'ko': 'KAI 예약 네임스페이스의 파드 쓰기 (7단계의 예약 파드)'}},
 )
+# Asked of the lab namespace's ServiceAccounts only: the learner's own pods and Jobs are the lab's steps, and the
+# admission policies check them (they match the learner's user name); a ServiceAccount's are checked by none.
+OTHER_SERVICE_ACCOUNT = {
+    'id': 'pods.other_serviceaccount',
+    'reviews': _writes(('create',), 'pods') + _writes(('create',), 'jobs', 'batch'),
+    'words': {'en': 'create pods or Jobs in the lab namespace that no admission policy checks (spec.nodeName: '
+                    'pods placed by hand)',
+              'ko': '승인 정책이 검사하지 않는 파드·Job 생성 (spec.nodeName: 직접 배치한 파드)'}}
+# What lets the learner run a pod of the lab namespace (under any of its ServiceAccounts): the first allowed ends it.
+POD_MAKERS = (_writes(('create',), 'pods') + _writes(('create',), 'jobs', 'batch')
+              + _writes(('create',), 'cronjobs', 'batch') + _writes(('create',), 'deployments', 'apps')
+              + _writes(('create',), 'replicasets', 'apps') + _writes(('create',), 'statefulsets', 'apps')
+              + _writes(('create',), 'daemonsets', 'apps') + _writes(('create',), 'replicationcontrollers'))
 
 WORDS = {
     'protected': {
-        'en': 'KAI\'s word is protected: the learner ({identity}) cannot {kinds}; admission policies {policies} and '
-              'Pod Security {level} on namespace {namespace} are in place',
-        'ko': 'KAI 의 증거는 보호됩니다. 학습자({identity})가 할 수 없는 것: {kinds}. 적용된 것: 어드미션 정책 '
-              '{policies}, 네임스페이스 {namespace} 의 Pod Security {level}'},
+        'en': 'KAI\'s word is protected: the learner ({identity}){also} cannot {kinds}; admission policies {policies} '
+              'and Pod Security {level} on namespace {namespace} are in place',
+        'ko': 'KAI 의 증거는 보호됩니다: 학습자({identity}){also}는 {kinds} 을(를) 할 수 없고, 승인 정책 {policies} 와 '
+              '네임스페이스 {namespace} 의 Pod Security {level} 이 적용되어 있습니다'},
+    'also': {'en': ' and the ServiceAccounts its pods may run under ({names})',
+             'ko': '와 학습자의 파드가 실행될 수 있는 ServiceAccount({names})'},
     'unprotected': {
         'en': 'KAI\'s word is NOT protected: the learner ({identity}) may {holds}. The grade is given, but these '
               'objects could be the learner\'s own writes',
-        'ko': 'KAI 의 증거는 보호되지 않습니다. 학습자({identity})가 할 수 있는 것: {holds}. 채점은 하지만 '
+        'ko': 'KAI 의 증거는 보호되지 않습니다: 학습자({identity})는 {holds} 을(를) 할 수 있습니다. 채점은 하지만 '
               '이 객체들은 학습자가 직접 쓴 것일 수 있습니다'},
     'own_kubeconfig': {'en': 'the lab\'s own kubeconfig', 'ko': '실습의 관리자 kubeconfig'},
+    'through_pod': {'en': '{words}, as ServiceAccount {name} of namespace {namespace} (a pod of the learner may run '
+                          'under it)',
+                    'ko': '{words}: 네임스페이스 {namespace} 의 ServiceAccount {name} 권한으로 '
+                          '(학습자의 파드가 그 계정으로 실행될 수 있음)'},
     'policy_missing': {'en': 'pass what admission policy {name} refuses ({problem})',
-                       'ko': '어드미션 정책 {name:이} 막는 요청 ({problem})'},
+                       'ko': '승인 정책 {name} 이 막는 요청 ({problem})'},
     'pod_security_missing': {'en': 'run privileged or hostPath pods (no Pod Security {levels} on namespace {namespace})',
                              'ko': '특권 또는 hostPath 파드 실행 (네임스페이스 {namespace} 에 Pod Security {levels} 없음)'},
     'not_asked': {'en': 'anything the API server was not asked about ({error})',
@@ -107,14 +178,27 @@ WORDS = {
     'own_kubeconfig_hold': {'en': 'use the lab\'s own kubeconfig (no Kubernetes identity of its own: kai_lab_learner_user)',
                             'ko': '실습의 관리자 kubeconfig 사용 (자신의 Kubernetes 계정 없음: kai_lab_learner_user)'},
     'no_policies': {'en': 'pass what no admission policy checks (none named: learner_policies)',
-                    'ko': '어떤 어드미션 정책도 검사하지 않는 요청 (정책 이름 없음: learner_policies)'},
+                    'ko': '어떤 승인 정책도 검사하지 않는 요청 (정책 이름 없음: learner_policies)'},
     'and': {'en': ', ', 'ko': ', '},
 }
+# Why a policy does not refuse what provision's refuses (grading/admission.py's ids), {detail} its own words.
 PROBLEMS = {
     'missing': {'en': 'not in place', 'ko': '없음'},
     'unbound': {'en': 'no binding with validationActions Deny', 'ko': 'validationActions Deny 바인딩 없음'},
+    'not_deny': {'en': 'its bindings only warn or audit (validationActions {detail}, no Deny)',
+                 'ko': '바인딩이 경고나 감사만 함 (validationActions {detail}, Deny 없음)'},
+    'binding_narrowed': {'en': 'its binding leaves requests out: {detail}',
+                         'ko': '바인딩이 요청 일부를 빼놓음: {detail}'},
     'other_user': {'en': 'it does not name the learner', 'ko': '학습자를 가리키지 않음'},
-    'ignore': {'en': 'failurePolicy Ignore', 'ko': 'failurePolicy Ignore'},
+    'ignore': {'en': 'failurePolicy {detail}', 'ko': 'failurePolicy {detail}'},
+    'rules': {'en': 'its match rules leave out {detail}', 'ko': '매치 규칙에서 빠진 요청: {detail}'},
+    'excluded': {'en': 'narrowed by {detail}', 'ko': '다음 설정 때문에 범위가 좁아짐: {detail}'},
+    'conditions': {'en': 'its matchConditions are not provision\'s ({detail})',
+                   'ko': 'matchConditions 가 프로비저닝의 것과 다름 ({detail})'},
+    'validations': {'en': 'a check provision wrote is gone or changed: {detail}',
+                    'ko': '프로비저닝이 쓴 검사 중 빠지거나 바뀐 것: {detail}'},
+    'params': {'en': 'parameters it did not have ({detail}: a missing one may allow)',
+               'ko': '원래 없던 매개변수 ({detail}: 매개변수가 없으면 허용될 수 있음)'},
 }
 
 
@@ -131,35 +215,54 @@ def evidence_kinds(kai_version):
     return [entry for entry in EVIDENCE if not entry.get('when') or profile.get(entry['when'], True)]
 
 
-def _reviews(cluster, identity, namespace, kinds, check_time):
+def _shown(attributes):
+    return '%s %s%s%s%s' % (attributes['verb'], attributes.get('group') and attributes['group'] + '/' or '',
+                            attributes['resource'],
+                            '/' + attributes['subresource'] if attributes.get('subresource') else '',
+                            ' -n ' + attributes['namespace'] if attributes.get('namespace') else '')
+
+
+def _asked(cluster, identity, attributes, namespaces, check_time):
+    """The API server's answer whether identity may make attributes' write (its 'where' resolved in namespaces);
+    None when that namespace is not known (the learner's own, for a learner without an identity)."""
+    where = attributes.get('where', 'lab')
+    if where != 'cluster' and not namespaces.get(where):
+        return None
+    check_time()
+    asked = dict((key, value) for key, value in attributes.items() if key != 'where')
+    if where != 'cluster':
+        asked['namespace'] = namespaces[where]
+    return asked if access.review(cluster, asked, identity or None)['allowed'] else False
+
+
+def _reviews(cluster, identity, namespaces, kinds, check_time):
     results = []
     for entry in kinds:
-        allowed, reasons = False, []
+        allowed = []
         for attributes in entry['reviews']:
-            check_time()
-            answer = access.review(cluster, dict(attributes, namespace=namespace), identity or None)
-            if answer['allowed']:
-                allowed = True
-                reasons.append('%s %s%s%s' % (attributes['verb'], attributes.get('group') and attributes['group'] + '/' or '',
-                                              attributes['resource'],
-                                              '/' + attributes['subresource'] if attributes.get('subresource') else ''))
-        results.append({'id': entry['id'], 'allowed': allowed, 'writes': reasons, 'words': entry['words']})
+            asked = _asked(cluster, identity, attributes, namespaces, check_time)
+            if asked:
+                allowed.append(_shown(asked))
+                break
+        results.append({'id': entry['id'], 'allowed': bool(allowed), 'writes': allowed, 'words': entry['words']})
     return results
 
 
-def _policy_problem(name, found, identity):
-    policy = found['policies'].get(name)
-    if policy is None:
-        return 'missing'
-    spec = policy.get('spec') or {}
-    if spec.get('failurePolicy') == 'Ignore':
-        return 'ignore'
-    expressions = ' '.join(str(c.get('expression') or '') for c in spec.get('matchConditions') or [])
-    if identity and "'%s'" % identity not in expressions and '"%s"' % identity not in expressions:
-        return 'other_user'
-    bound = [b for b in found['bindings'].values()
-             if (b.get('spec') or {}).get('policyName') == name and 'Deny' in ((b.get('spec') or {}).get('validationActions') or [])]
-    return None if bound else 'unbound'
+def _pod_route(cluster, identity, namespaces, check_time):
+    """The first write that lets identity run a pod in the lab namespace (under any of its ServiceAccounts)."""
+    for attributes in POD_MAKERS:
+        asked = _asked(cluster, identity, attributes, namespaces, check_time)
+        if asked:
+            return _shown(asked)
+    return None
+
+
+def _service_accounts(cluster, namespace, check_time):
+    """The user names of the namespace's ServiceAccounts (its default one always), one list."""
+    check_time()
+    names = [(item.get('metadata') or {}).get('name') for item in cluster.list('v1', 'ServiceAccount', namespace)]
+    names = sorted(set(name for name in names if isinstance(name, str) and name) | set([DEFAULT_SERVICE_ACCOUNT]))
+    return [access.service_account_user(namespace, name) for name in names]
 
 
 def _pod_security(cluster, namespace, check_time):
@@ -175,9 +278,12 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
     error: why the cluster could not be read at all (the grade's snapshot): then nothing is asked."""
     identity = settings.get('learner_identity') or ''
     namespace = settings['namespace']
+    namespaces = {'lab': namespace, 'learner': access.namespace_of(identity),
+                  'kai': settings.get('kai_namespace') or 'kai-scheduler', 'reservation': kai_gpu.RESERVATION_NAMESPACE}
     policies = list(settings.get('learner_policies') or [])
-    result = {'protected': False, 'identity': identity or None, 'holds': [], 'reviews': [], 'policies': [],
-              'pod_security': None}
+    expected = admission.expected_policies(settings.get('learner_policy_objects'))
+    result = {'protected': False, 'identity': identity or None, 'holds': [], 'reviews': [], 'pod_route': None,
+              'pod_identities': [], 'policies': [], 'pod_security': None}
 
     def check_time():
         if deadline is not None and time.monotonic() > deadline - RESERVE:
@@ -188,13 +294,22 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
             raise ClusterError(error)
         if not hasattr(cluster, 'request'):
             raise ClusterError('this cluster client cannot ask')
-        result['reviews'] = _reviews(cluster, identity, namespace, evidence_kinds(kai_version), check_time)
+        kinds = evidence_kinds(kai_version)
+        result['reviews'] = _reviews(cluster, identity, namespaces, kinds, check_time)
         if identity:
+            # The identities a pod of the learner runs as: asked the same, and what the policies do not check.
+            result['pod_route'] = _pod_route(cluster, identity, namespaces, check_time)
+            if result['pod_route']:
+                for account in _service_accounts(cluster, namespace, check_time):
+                    result['pod_identities'].append({'identity': account, 'reviews': _reviews(
+                        cluster, account, namespaces, kinds + [OTHER_SERVICE_ACCOUNT], check_time)})
             check_time()
             found = access.read_policies(cluster)
             for name in policies:
-                problem = _policy_problem(name, found, identity)
-                result['policies'].append({'name': name, 'in_place': problem is None, 'problem': problem})
+                problems = admission.problems(name, found, identity, expected.get(name))
+                result['policies'].append({'name': name, 'in_place': not problems,
+                                           'problem': problems[0][0] if problems else None,
+                                           'problems': [{'id': key, 'detail': detail} for key, detail in problems]})
             result['pod_security'] = _pod_security(cluster, namespace, check_time)
     except _OutOfTime:
         result['error'] = say(WORDS['no_time'], 'en')
@@ -206,29 +321,47 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
     return result
 
 
-def holds(result):
-    """What the learner may write, each {'id', 'en', 'ko'}: the reviews allowed, policies and Pod Security missing."""
-    def both(key, **values):
-        return dict((lang, say(WORDS[key], lang, **values)) for lang in ('en', 'ko'))
+def _both(key, **values):
+    return dict((lang, say(WORDS[key], lang, **values)) for lang in ('en', 'ko'))
 
+
+def _account(user):
+    """(namespace, name) of a ServiceAccount's user name."""
+    parts = user.split(':')
+    return parts[2], parts[3]
+
+
+def holds(result):
+    """What the learner may write, each {'id', 'holder', 'en', 'ko'}: the reviews allowed (the learner's own, and
+    the lab namespace's ServiceAccounts' its pods may run under), policies and Pod Security missing."""
     found = []
-    if not result.get('identity'):
-        found.append(dict(id='own_kubeconfig', **both('own_kubeconfig_hold')))
+    identity = result.get('identity')
+    if not identity:
+        found.append(dict(id='own_kubeconfig', holder=None, **_both('own_kubeconfig_hold')))
     elif not result.get('policies') and not result.get('error'):
-        found.append(dict(id='no_policies', **both('no_policies')))
+        found.append(dict(id='no_policies', holder=identity, **_both('no_policies')))
     if result.get('error'):
-        found.append(dict(id='not_asked', **both('not_asked', error=result['error'])))
+        found.append(dict(id='not_asked', holder=identity, **_both('not_asked', error=result['error'])))
     for review in result.get('reviews') or []:
         if review['allowed']:
-            found.append({'id': review['id'], 'en': review['words']['en'], 'ko': review['words']['ko']})
+            found.append({'id': review['id'], 'holder': identity, 'en': review['words']['en'],
+                          'ko': review['words']['ko']})
+    for pod_identity in result.get('pod_identities') or []:
+        account_namespace, name = _account(pod_identity['identity'])
+        for review in pod_identity['reviews']:
+            if review['allowed']:
+                found.append(dict(id=review['id'], holder=pod_identity['identity'], **dict(
+                    (lang, say(WORDS['through_pod'], lang, words=review['words'][lang], name=name,
+                               namespace=account_namespace)) for lang in ('en', 'ko'))))
     for policy in result.get('policies') or []:
         if not policy['in_place']:
-            found.append(dict(id='policy.' + policy['name'], **dict(
-                (lang, say(WORDS['policy_missing'], lang, name=policy['name'],
-                           problem=say(PROBLEMS[policy['problem']], lang))) for lang in ('en', 'ko'))))
+            problems = policy.get('problems') or [{'id': policy['problem'], 'detail': ''}]
+            found.append(dict(id='policy.' + policy['name'], holder=identity, **dict(
+                (lang, say(WORDS['policy_missing'], lang, name=policy['name'], problem='; '.join(
+                    say(PROBLEMS[p['id']], lang, detail=p['detail']) for p in problems))) for lang in ('en', 'ko'))))
     pod_security = result.get('pod_security')
     if pod_security and not pod_security['in_place']:
-        found.append(dict(id='pod_security', **dict(
+        found.append(dict(id='pod_security', holder=identity, **dict(
             (lang, say(WORDS['pod_security_missing'], lang, levels='/'.join(POD_SECURITY_LEVELS),
                        namespace=pod_security['namespace'])) for lang in ('en', 'ko'))))
     return found
@@ -240,7 +373,9 @@ def line(result, lang='en'):
     if result.get('error'):
         return say(WORDS['unknown'], lang, identity=identity, error=result['error'])
     if result.get('protected'):
+        accounts = ['/'.join(_account(p['identity'])) for p in result.get('pod_identities') or []]
         return say(WORDS['protected'], lang, identity=identity,
+                   also=say(WORDS['also'], lang, names=', '.join(accounts)) if accounts else '',
                    kinds=say(WORDS['and'], lang).join(r['words'][lang] for r in result['reviews']),
                    policies=', '.join(p['name'] for p in result['policies']),
                    level=(result.get('pod_security') or {}).get('enforce'),
