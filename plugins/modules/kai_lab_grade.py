@@ -106,7 +106,7 @@ options:
         namespace, the learner's own and KAI's; create, patch or update bindrequests and ConfigMaps in the lab
         namespace; create, patch, update or delete pods in KAI's reservation namespace), whether this user may
         make it. When it may create pods in the lab namespace (or anything that makes pods), every ServiceAccount
-        of that namespace is asked the same and whether it may create pods or Jobs there, which no policy checks:
+        of that namespace is asked the same and whether it may create pods or Jobs there, which no policy checks;
         a pod of the learner may run under any of them.
       - O(learner_policies) (compared with O(learner_policy_objects)) and the lab namespace's Pod Security label
         are read. The grade's C(protection) says either that KAI's word is protected or which writes the learner

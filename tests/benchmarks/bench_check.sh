@@ -6,9 +6,9 @@
 # Needs a provisioned, solved sim lab (make provision solve); with
 # KAI_LAB_SIM_STATE set, that sim's own $KAI_LAB_SIM_STATE/kai-lab. A lab
 # provisioned with kai_lab_learner_user (a protected learner, its settings
-# name learner_identity) is also checked as that learner: `kai-lab check STEP`
-# run as the user its sudo rule names (or KAI_LAB_BENCH_LEARNER), through
-# that rule, as the learner runs it.
+# name learner_identity) is also checked as that learner: `sudo kai-lab check
+# STEP` run as the user its sudo rule names (or KAI_LAB_BENCH_LEARNER), as
+# the learner runs it.
 #   tests/benchmarks/bench_check.sh [runs] [step]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,7 +37,7 @@ for _ in $(seq "$runs"); do
   one+=("$(time_it "$kai_lab" check "$step")")
   all+=("$(time_it "$kai_lab" check)")
   doctor+=("$(time_it "$kai_lab" doctor)")
-  if [ -n "$learner" ]; then protected+=("$(time_it sudo -H -n -u "$learner" -- "$kai_lab" check "$step")"); fi
+  if [ -n "$learner" ]; then protected+=("$(time_it sudo -H -n -u "$learner" -- sudo -n "$kai_lab" check "$step")"); fi
 done
 printf 'runs: %d (median wall time of the command, interpreter start included)\n' "$runs"
 printf '%-44s %8.3f s\n' "kai-lab check $step" "$(printf '%s\n' "${one[@]}" | median)"

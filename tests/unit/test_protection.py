@@ -15,7 +15,8 @@ same questions in molecule/learner.
 
 from __future__ import annotations
 
-import copy
+import json
+import pathlib
 import time
 
 import pytest
@@ -29,6 +30,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import class_r
 
 from test_learner_access import by_kind, render, templar
 
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 IDENTITY = "system:serviceaccount:kai-lab-learner:learner"
 DEFAULT_SA = "system:serviceaccount:kai-lab:default"
 POLICIES = ["gsb-kai-lab-learner-queues", "gsb-kai-lab-learner-pods", "gsb-kai-lab-learner-jobs"]
@@ -358,6 +360,20 @@ def test_a_policy_or_binding_widened_after_provision_is_named_with_what_now_pass
     assert result["holds"][0]["en"] == "pass what admission policy %s refuses (%s)" % (name, said)
     assert result["holds"][0]["ko"].startswith("승인 정책 %s 이 막는 요청 (" % name)
     assert "(를)" not in result["holds"][0]["ko"].split(" (", 1)[1]
+
+
+def test_the_policies_as_the_api_server_keeps_them_are_in_place(api_server, cluster):
+    """The sim's API server's copy (fixtures/sim-learner/, its defaults filled in) is what provision applied."""
+    recorded = json.loads((FIXTURES / "sim-learner" / "admission-policies.json").read_text())["items"]
+    objects = learner_objects()
+    for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
+        objects[kind] = [item for item in recorded if item["kind"] == kind]
+    assert len(objects["ValidatingAdmissionPolicy"]) == 3 and objects["ValidatingAdmissionPolicy"] != \
+        learner_objects()["ValidatingAdmissionPolicy"]
+    api_server.cluster = holding(objects)
+    result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
+    assert result["protected"] is True, result["holds"]
+    assert [p["problems"] for p in result["policies"]] == [[], [], []]
 
 
 @pytest.mark.parametrize("change", [
