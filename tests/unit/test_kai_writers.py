@@ -9,7 +9,7 @@ give in spec.schedulerName (KAI's scheduler cache: EventSource{Component:
 schedulerName}). Its binder reports as binder, its pod-grouper as pod-grouper.
 The grader trusts the scheduler's Events only (kai/events.py), and the
 learner's protection asks whether the learner could write each of these
-kinds (grading/protection.py). fake-gpu-operator's status-updater, a
+kinds (grading/protection_writes.py). fake-gpu-operator's status-updater, a
 ServiceAccount of the operator's own namespace, annotates the reservation
 pods; kai-lab doctor asks whether it may (kai/doctor.py).
 """
@@ -22,7 +22,7 @@ import json
 import pytest
 
 import kai_v017 as hand
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection_writes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
@@ -77,7 +77,7 @@ def test_the_protection_asks_about_every_kind_of_kai_word_recorded():
     """What KAI wrote in the recording, each under the writes the learner's protection asks about: any
     write that could have made it (a change by either RBAC verb)."""
     state = hand.hand_state(hand.LAST_STEP)
-    asked = dict((entry["id"], [dict(r) for r in entry["reviews"]]) for entry in protection.EVIDENCE)
+    asked = dict((entry["id"], [dict(r) for r in entry["reviews"]]) for entry in protection_writes.EVIDENCE)
     kinds = []
     if any(kai_events.reported_by_scheduler(e) for e in recorded_events()):
         kinds += [("events.create", verb, group, "events", None) for verb in ("create", "patch", "update")
@@ -91,7 +91,7 @@ def test_the_protection_asks_about_every_kind_of_kai_word_recorded():
         kinds += [("pods.update", verb, None, "pods", None) for verb in ("patch", "update")]
     podgroups = [pg for step in range(1, hand.LAST_STEP + 1) for pg in hand.hand_state(step)["podgroups"]]
     if any(kai.scheduling_reasons(pg) for pg in podgroups):
-        kinds += [("podgroups.status", verb, protection.KAI_GROUP, "podgroups", "status") for verb in ("patch", "update")]
+        kinds += [("podgroups.status", verb, protection_writes.KAI_GROUP, "podgroups", "status") for verb in ("patch", "update")]
     assert len(kinds) == 13
     for evidence_id, verb, group, resource, subresource in kinds:
         assert dict([("verb", verb), ("resource", resource)] + ([("group", group)] if group else [])

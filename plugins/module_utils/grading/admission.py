@@ -101,7 +101,7 @@ def _covers(rule, atom, names_narrow=True):
 
 
 def _shown(atoms):
-    return ', '.join(sorted(set('%s %s' % (operation, resource) for _, _, operation, resource, _ in atoms)))
+    return ', '.join(sorted(set('%s %s' % (atom[2], atom[3]) for atom in atoms)))
 
 
 def _selector(value):
@@ -150,7 +150,7 @@ def _policy_problems(spec, expected):
                   if isinstance(c, dict)]
     if sorted(conditions) != sorted((c.get('name'), _text(c.get('expression')))
                                     for c in _list(expected.get('matchConditions')) if isinstance(c, dict)):
-        found.append(('conditions', ', '.join(str(name) for name, _ in conditions) or '-'))
+        found.append(('conditions', ', '.join(str(condition[0]) for condition in conditions) or '-'))
     expressions = set(_text(v.get('expression')) for v in _list(spec.get('validations')) if isinstance(v, dict))
     wanted = [_text(v.get('expression')) for v in _list(expected.get('validations')) if isinstance(v, dict)]
     gone = ['validations[%d]' % index for index, expression in enumerate(wanted) if expression not in expressions]
@@ -171,7 +171,7 @@ def _binding_problems(bindings, expected_bindings, atoms):
         return [('unbound', '')]
     deny = [(name, spec) for name, spec in bindings if 'Deny' in _list(spec.get('validationActions'))]
     if not deny:
-        actions = sorted(set(action for _, spec in bindings for action in _list(spec.get('validationActions'))))
+        actions = sorted(set(action for binding in bindings for action in _list(binding[1].get('validationActions'))))
         return [('not_deny', ', '.join(actions) or '-')]
     expected = expected_bindings[0] if expected_bindings else {}
     problems = []
