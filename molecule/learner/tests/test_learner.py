@@ -69,7 +69,10 @@ def test_the_whole_lab_graded_by_the_learner_is_100_and_protected(learner_grade)
     protection = learner_grade['protection']
     assert protection['protected'] is True, protection
     assert protection['identity'] == IDENTITY and protection['holds'] == []
-    assert protection['line'].startswith("KAI's word is protected: the learner (%s) cannot " % IDENTITY)
+    # The learner and the lab namespace's ServiceAccounts a pod of it may run under (issue 40).
+    assert protection['line'].startswith("KAI's word is protected: the learner (%s) and the ServiceAccounts its pods "
+                                         "may run under (%s/default) cannot " % (IDENTITY, NS))
+    assert protection['pod_route'] == 'create pods -n %s' % NS
     assert [p['name'] for p in protection['policies'] if p['in_place']] == [
         'gsb-kai-lab-learner-queues', 'gsb-kai-lab-learner-pods', 'gsb-kai-lab-learner-jobs']
     assert protection['pod_security'] == {'namespace': NS, 'enforce': 'baseline', 'in_place': True}
