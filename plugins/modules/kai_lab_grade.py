@@ -208,7 +208,8 @@ grade:
         - What protects KAI's word in this grade. C(protected) (true only when the learner has an identity of its
           own that may write none of the evidence, with every policy and Pod Security in place), C(identity) (null for
           the lab's own kubeconfig), C(holds) (what the learner may write, each C(id), C(holder) (the identity that
-          may), C(en), C(ko)), C(reviews) (the learner's own, each kind of evidence, C(allowed) and the C(writes) the
+          may), C(en), C(ko); C(pods.other_serviceaccount), a ServiceAccount a pod of the learner may run under,
+          also C(writes), the ids that ServiceAccount holds), C(reviews) (the learner's own, each kind of evidence, C(allowed) and the C(writes) the
           API server allowed), C(pod_route) (the write that lets the learner run pods in the lab namespace, or
           null), C(pod_identities) (the lab namespace's ServiceAccounts those pods may run under, each
           C(identity) and its C(reviews)), C(policies) (each C(name), C(in_place), C(problem) and C(problems),

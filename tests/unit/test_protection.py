@@ -179,17 +179,18 @@ def test_creating_pods_in_the_lab_namespace_is_not_writing_kais_reservation_pods
 
 def test_a_serviceaccount_a_pod_of_the_learner_may_run_under_is_asked_the_same(api_server, cluster):
     """A pod runs under any ServiceAccount of its namespace and holds its token: what the lab namespace's default
-    ServiceAccount may write, the learner may, and the grade names it."""
+    ServiceAccount may write, the learner may, by creating a pod under it, and the grade names it."""
     api_server.allowed[DEFAULT_SA] = {("create", "", "events", "kai-lab")}
     result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
     assert result["protected"] is False
-    assert [(h["id"], h["holder"]) for h in result["holds"]] == [("events.create", DEFAULT_SA)]
-    assert result["holds"][0]["en"] == ("create or change Events (KAI's reasons, steps 3, 5, 6), as ServiceAccount "
-                                        "default of namespace kai-lab (a pod of the learner may run under it)")
-    assert result["holds"][0]["ko"] == ("Event 생성·변경 (KAI 의 이유, 3·5·6단계): 네임스페이스 kai-lab 의 ServiceAccount "
-                                        "default 권한으로 (학습자의 파드가 그 계정으로 실행될 수 있음)")
-    assert result["line"].startswith("KAI's word is NOT protected: the learner (%s) may create or change Events "
-                                     "(KAI's reasons, steps 3, 5, 6), as ServiceAccount default" % IDENTITY)
+    [hold] = result["holds"]
+    assert (hold["id"], hold["holder"], hold["writes"]) == ("pods.other_serviceaccount", DEFAULT_SA, ["events.create"])
+    assert hold["en"] == ("run a pod under ServiceAccount default of namespace kai-lab, which may create or change "
+                          "Events (KAI's reasons, steps 3, 5, 6)")
+    assert hold["ko"] == ("네임스페이스 kai-lab 의 ServiceAccount default 권한으로 파드 실행 (그 계정이 할 수 있는 것: "
+                          "Event 생성·변경 (KAI 의 이유, 3·5·6단계))")
+    assert result["line"].startswith("KAI's word is NOT protected: the learner (%s) may run a pod under ServiceAccount "
+                                     "default of namespace kai-lab, which may create or change Events" % IDENTITY)
     [default] = result["pod_identities"]
     assert default["identity"] == DEFAULT_SA and default["reviews"][0]["writes"] == ["create events -n kai-lab"]
 
@@ -199,26 +200,31 @@ def test_every_serviceaccount_of_the_lab_namespace_is_asked_and_none_of_another(
     elsewhere = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "binder", "namespace": "kai-scheduler"}}
     server = serve(holding(learner_objects(), [builder, elsewhere]))
     server.allowed[IDENTITY] = set(LEARNER_RIGHTS)
-    server.allowed["system:serviceaccount:kai-lab:builder"] = {("update", "", "pods/status", "kai-lab")}
+    server.allowed["system:serviceaccount:kai-lab:builder"] = {("update", "", "pods/status", "kai-lab"),
+                                                                ("patch", "", "configmaps", "kai-lab")}
     server.allowed["system:serviceaccount:kai-scheduler:binder"] = {("update", "", "pods/status", "kai-lab")}
     cluster = Cluster(fake_api.kubeconfig(tmp_path / "kubeconfig", server.url, {"token": "admin"}), light=True)
     result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
     assert [p["identity"] for p in result["pod_identities"]] == ["system:serviceaccount:kai-lab:builder", DEFAULT_SA]
-    assert [(h["id"], h["holder"]) for h in result["holds"]] == [("pods.status", "system:serviceaccount:kai-lab:builder")]
-    assert "write pods/status, as ServiceAccount builder of namespace kai-lab" in result["line"]
+    assert [(h["id"], h["holder"], h["writes"]) for h in result["holds"]] == [
+        ("pods.other_serviceaccount", "system:serviceaccount:kai-lab:builder", ["pods.status", "configmaps.write"])]
+    assert "run a pod under ServiceAccount builder of namespace kai-lab, which may write pods/status, create or " \
+        "change ConfigMaps in the lab namespace" in result["line"]
     assert reviews(server, "system:serviceaccount:kai-scheduler:binder") == []
 
 
 @pytest.mark.parametrize("write", [("create", "", "pods", "kai-lab"), ("create", "batch", "jobs", "kai-lab")])
 def test_a_serviceaccount_that_may_create_pods_itself_passes_no_admission_policy(api_server, cluster, write):
     """The policies check the learner's user name: a pod or Job a ServiceAccount of the lab namespace creates (from a
-    pod of the learner) may name its node, so that right is a hole of its own, naming the ServiceAccount."""
+    pod of the learner) may name its node, so that right makes it a hold too, naming the ServiceAccount."""
     api_server.allowed[DEFAULT_SA] = {write}
     result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
     assert result["protected"] is False
-    assert [(h["id"], h["holder"]) for h in result["holds"]] == [("pods.other_serviceaccount", DEFAULT_SA)]
-    assert result["holds"][0]["en"].startswith("create pods or Jobs in the lab namespace that no admission policy "
-                                               "checks (spec.nodeName: pods placed by hand), as ServiceAccount default")
+    assert [(h["id"], h["holder"], h["writes"]) for h in result["holds"]] == [
+        ("pods.other_serviceaccount", DEFAULT_SA, ["pods.unchecked"])]
+    assert result["holds"][0]["en"] == ("run a pod under ServiceAccount default of namespace kai-lab, which may create "
+                                        "pods or Jobs that no admission policy checks (spec.nodeName: pods placed by "
+                                        "hand)")
 
 
 def test_a_learner_who_cannot_make_a_pod_takes_on_no_serviceaccount(api_server, cluster):
@@ -240,7 +246,7 @@ def test_a_learner_who_may_make_pods_through_a_controller_takes_on_the_serviceac
     api_server.allowed[DEFAULT_SA] = {("create", "", "events", "kai-lab")}
     result = protection.protection(cluster, SETTINGS, "v0.12.0", None, "en")
     assert result["pod_route"] == "create apps/deployments -n kai-lab"
-    assert [(h["id"], h["holder"]) for h in result["holds"]] == [("events.create", DEFAULT_SA)]
+    assert [(h["id"], h["holder"]) for h in result["holds"]] == [("pods.other_serviceaccount", DEFAULT_SA)]
 
 
 def test_where_kai_makes_the_gang_a_learners_podgroup_create_is_a_hole(api_server, cluster):

@@ -266,9 +266,10 @@ def test_a_right_of_the_lab_namespaces_default_serviceaccount_is_the_learners_an
         _default_may_create_events('yes')
         protection = _protection()
         assert protection['protected'] is False, protection
-        assert [(h['id'], h['holder']) for h in protection['holds']] == [('events.create', DEFAULT_SA)]
-        assert 'create or change Events (KAI\'s reasons, steps 3, 5, 6), as ServiceAccount default of namespace ' \
-            '%s (a pod of the learner may run under it)' % NS in protection['line']
+        assert [(h['id'], h['holder'], h['writes']) for h in protection['holds']] == [
+            ('pods.other_serviceaccount', DEFAULT_SA, ['events.create'])]
+        assert 'may run a pod under ServiceAccount default of namespace %s, which may create or change Events ' \
+            '(KAI\'s reasons, steps 3, 5, 6)' % NS in protection['line']
         assert protection['pod_route'] == 'create pods -n %s' % NS
     finally:
         _admin('-n', NS, 'delete', 'rolebinding,role', 'issue-40-events', '--ignore-not-found')

@@ -16,9 +16,9 @@ each such identity may make it:
   pods there (or anything that makes pods): a pod runs under any
   ServiceAccount of its namespace and holds its token, so the learner holds
   what each may do. These are asked the same writes, and whether they may
-  create pods or Jobs in the lab namespace themselves
-  (``pods.other_serviceaccount``): the admission policies check the
-  learner's user name, not theirs.
+  create pods or Jobs in the lab namespace themselves (``pods.unchecked``:
+  the admission policies check the learner's user name, not theirs); one
+  that may is the hold ``pods.other_serviceaccount``, its holder named.
 
 The admission policies and Pod Security label that cover what RBAC cannot
 say (a pod created with spec.nodeName, labels changed after creation,
@@ -52,7 +52,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client import access
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import ClusterError
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import admission
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.protection_writes import (
-    OTHER_SERVICE_ACCOUNT, POD_MAKERS, evidence_kinds)
+    OTHER_SERVICE_ACCOUNT, POD_MAKERS, UNCHECKED_PODS, evidence_kinds)
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps.base import say
 
@@ -77,10 +77,9 @@ WORDS = {
         'ko': 'KAI 의 증거는 보호되지 않습니다: 학습자({identity})는 {holds} 을(를) 할 수 있습니다. 채점은 하지만 '
               '이 객체들은 학습자가 직접 쓴 것일 수 있습니다'},
     'own_kubeconfig': {'en': 'the lab\'s own kubeconfig', 'ko': '실습의 관리자 kubeconfig'},
-    'through_pod': {'en': '{words}, as ServiceAccount {name} of namespace {namespace} (a pod of the learner may run '
-                          'under it)',
-                    'ko': '{words}: 네임스페이스 {namespace} 의 ServiceAccount {name} 권한으로 '
-                          '(학습자의 파드가 그 계정으로 실행될 수 있음)'},
+    'through_pod': {'en': 'run a pod under ServiceAccount {name} of namespace {namespace}, which may {writes}',
+                    'ko': '네임스페이스 {namespace} 의 ServiceAccount {name} 권한으로 파드 실행 '
+                          '(그 계정이 할 수 있는 것: {writes})'},
     'policy_missing': {'en': 'pass what admission policy {name} refuses ({problem})',
                        'ko': '승인 정책 {name} 이 막는 요청 ({problem})'},
     'pod_security_missing': {'en': 'run privileged or hostPath pods (no Pod Security {levels} on namespace {namespace})',
@@ -210,7 +209,7 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
             if result['pod_route']:
                 for account in _service_accounts(cluster, namespace, check_time):
                     result['pod_identities'].append({'identity': account, 'reviews': _reviews(
-                        cluster, account, namespaces, kinds + [OTHER_SERVICE_ACCOUNT], check_time)})
+                        cluster, account, namespaces, kinds + [UNCHECKED_PODS], check_time)})
             check_time()
             found = access.read_policies(cluster)
             for name in policies:
@@ -240,8 +239,9 @@ def _account(user):
 
 
 def holds(result):
-    """What the learner may write, each {'id', 'holder', 'en', 'ko'}: the reviews allowed (the learner's own, and
-    the lab namespace's ServiceAccounts' its pods may run under), policies and Pod Security missing."""
+    """What the learner may write, each {'id', 'holder', 'en', 'ko'}: the reviews allowed (the learner's own; a
+    ServiceAccount of the lab namespace its pods may run under that may write is pods.other_serviceaccount, with
+    its 'writes'), policies and Pod Security missing."""
     found = []
     identity = result.get('identity')
     if not identity:
@@ -256,11 +256,13 @@ def holds(result):
                           'ko': review['words']['ko']})
     for pod_identity in result.get('pod_identities') or []:
         account_namespace, name = _account(pod_identity['identity'])
-        for review in pod_identity['reviews']:
-            if review['allowed']:
-                found.append(dict(id=review['id'], holder=pod_identity['identity'], **dict(
-                    (lang, say(WORDS['through_pod'], lang, words=review['words'][lang], name=name,
-                               namespace=account_namespace)) for lang in ('en', 'ko'))))
+        allowed = [review for review in pod_identity['reviews'] if review['allowed']]
+        if allowed:
+            found.append(dict(id=OTHER_SERVICE_ACCOUNT, holder=pod_identity['identity'],
+                              writes=[review['id'] for review in allowed], **dict(
+                                  (lang, say(WORDS['through_pod'], lang, name=name, namespace=account_namespace,
+                                             writes=say(WORDS['and'], lang).join(r['words'][lang] for r in allowed)))
+                                  for lang in ('en', 'ko'))))
     for policy in result.get('policies') or []:
         if not policy['in_place']:
             problems = policy.get('problems') or [{'id': policy['problem'], 'detail': ''}]

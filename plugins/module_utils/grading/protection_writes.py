@@ -86,12 +86,14 @@ EVIDENCE = (
 )
 # Asked of the lab namespace's ServiceAccounts only: the learner's own pods and Jobs are the lab's steps, and the
 # admission policies check them (they match the learner's user name); a ServiceAccount's are checked by none.
-OTHER_SERVICE_ACCOUNT = {
-    'id': 'pods.other_serviceaccount',
+UNCHECKED_PODS = {
+    'id': 'pods.unchecked',
     'reviews': _writes(('create',), 'pods') + _writes(('create',), 'jobs', 'batch'),
-    'words': {'en': 'create pods or Jobs in the lab namespace that no admission policy checks (spec.nodeName: '
-                    'pods placed by hand)',
+    'words': {'en': 'create pods or Jobs that no admission policy checks (spec.nodeName: pods placed by hand)',
               'ko': '승인 정책이 검사하지 않는 파드·Job 생성 (spec.nodeName: 직접 배치한 파드)'}}
+# The hold of a ServiceAccount of the lab namespace that a pod of the learner may run under and that may make one of
+# the writes above: creating a pod under it is the learner's write (the hold's holder is that ServiceAccount).
+OTHER_SERVICE_ACCOUNT = 'pods.other_serviceaccount'
 # What lets the learner run a pod of the lab namespace (under any of its ServiceAccounts): the first allowed ends it.
 POD_MAKERS = (_writes(('create',), 'pods') + _writes(('create',), 'jobs', 'batch')
               + _writes(('create',), 'cronjobs', 'batch') + _writes(('create',), 'deployments', 'apps')
