@@ -102,6 +102,13 @@ ASKED = [
 ]
 
 
+# What may make a pod of the lab namespace (so run it under any of its ServiceAccounts), asked of the learner.
+MAKERS = [("create", "", "pods", "", "kai-lab"), ("create", "batch", "jobs", "", "kai-lab"),
+          ("create", "batch", "cronjobs", "", "kai-lab"), ("create", "apps", "deployments", "", "kai-lab"),
+          ("create", "apps", "replicasets", "", "kai-lab"), ("create", "apps", "statefulsets", "", "kai-lab"),
+          ("create", "apps", "daemonsets", "", "kai-lab"), ("create", "", "replicationcontrollers", "", "kai-lab")]
+
+
 def test_a_learner_who_may_write_none_of_it_is_protected(api_server, cluster):
     result = protection.protection(cluster, SETTINGS, "v0.12.0", time.monotonic() + 30, "en")
     assert result["protected"] is True and result["holds"] == [] and "error" not in result
@@ -117,7 +124,7 @@ def test_a_learner_who_may_write_none_of_it_is_protected(api_server, cluster):
     mine = reviews(api_server, IDENTITY)
     assert all(spec["groups"] == ["system:serviceaccounts", "system:serviceaccounts:kai-lab-learner",
                                   "system:authenticated"] for spec in mine)
-    assert [attributes(spec) for spec in mine] == ASKED + [("create", "", "pods", "", "kai-lab")]
+    assert [attributes(spec) for spec in mine] == ASKED + MAKERS
     assert result["pod_route"] == "create pods -n kai-lab"
     assert [p["identity"] for p in result["pod_identities"]] == [DEFAULT_SA]
     theirs = reviews(api_server, DEFAULT_SA)
@@ -125,8 +132,9 @@ def test_a_learner_who_may_write_none_of_it_is_protected(api_server, cluster):
                                   "system:authenticated"] for spec in theirs)
     assert [attributes(spec) for spec in theirs] == ASKED + [
         ("create", "", "pods", "", "kai-lab"), ("create", "batch", "jobs", "", "kai-lab")]
-    # 31 + 1 + 33 reviews, the ServiceAccounts listed once, two lists of policies, the namespace: one connection.
-    assert len(api_server.seen) == 69 and len(set(seen.port for seen in api_server.seen)) == 1
+    # 31 + 8 reviews in one batch, the ServiceAccounts listed once, 33 reviews in one batch, two lists of policies,
+    # the namespace: one connection.
+    assert len(api_server.seen) == 76 and len(set(seen.port for seen in api_server.seen)) == 1
     assert [seen.path.split("?")[0] for seen in api_server.seen if seen.method == "GET"] == [
         "/api/v1/namespaces/kai-lab/serviceaccounts", access.POLICIES, access.BINDINGS, "/api/v1/namespaces/kai-lab"]
 
@@ -234,11 +242,7 @@ def test_a_learner_who_cannot_make_a_pod_takes_on_no_serviceaccount(api_server, 
     assert result["protected"] is True and result["pod_route"] is None and result["pod_identities"] == []
     assert reviews(api_server, DEFAULT_SA) == []
     # Asked whether anything of the learner's makes a pod: pods, Jobs, CronJobs and the apps' controllers.
-    makers = [attributes(spec) for spec in reviews(api_server, IDENTITY)][len(ASKED):]
-    assert [(verb, group, resource) for verb, group, resource, _, _ in makers] == [
-        ("create", "", "pods"), ("create", "batch", "jobs"), ("create", "batch", "cronjobs"),
-        ("create", "apps", "deployments"), ("create", "apps", "replicasets"), ("create", "apps", "statefulsets"),
-        ("create", "apps", "daemonsets"), ("create", "", "replicationcontrollers")]
+    assert [attributes(spec) for spec in reviews(api_server, IDENTITY)][len(ASKED):] == MAKERS
 
 
 def test_a_learner_who_may_make_pods_through_a_controller_takes_on_the_serviceaccounts(api_server, cluster):
@@ -281,8 +285,12 @@ def test_a_root_learner_with_the_labs_kubeconfig_is_asked_about_as_the_grader_an
                                      "the lab's own kubeconfig (no Kubernetes identity of its own: kai_lab_learner_user)")
     assert {seen.path for seen in api_server.seen} == {"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"}
     assert all("user" not in spec and "groups" not in spec for spec in reviews(api_server))
-    # Each kind is held at its first write, the rest of it not asked; no pod route (it is the admin already).
-    assert len(api_server.seen) == 10 and result["pod_identities"] == []
+    # Every write but the learner's own namespace's token (it has none), and no pod route (it is the admin already).
+    assert len(api_server.seen) == len(ASKED) - 1 and result["pod_identities"] == []
+    [events] = [r for r in result["reviews"] if r["id"] == "events.create"]
+    assert events["writes"] == ["create events -n kai-lab", "patch events -n kai-lab", "update events -n kai-lab",
+                                "create events.k8s.io/events -n kai-lab", "patch events.k8s.io/events -n kai-lab",
+                                "update events.k8s.io/events -n kai-lab"]
 
 
 @pytest.mark.parametrize("change, hold", [
@@ -407,7 +415,9 @@ def test_an_api_server_that_refuses_the_question_leaves_the_grade_unprotected_sa
     assert result["error"] == "cannot ask the API server (SubjectAccessReview): 403 subjectaccessreviews is forbidden"
     assert result["line"].startswith("KAI's word is NOT known to be protected: the API server could not be asked what "
                                      "the learner (%s) may write (cannot ask the API server" % IDENTITY)
-    assert len(api_server.seen) == 1, "stops at the first refusal"
+    # The learner's writes go out in one batch; a refusal among them ends the asking: nothing is read after it.
+    assert len(api_server.seen) == len(ASKED) + len(MAKERS)
+    assert all(seen.path == access.AUTHORIZATION + "subjectaccessreviews" for seen in api_server.seen)
 
 
 def test_no_time_left_asks_nothing(api_server, cluster):

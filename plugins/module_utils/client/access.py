@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gsb.kai_lab developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Ask the API server who may do what: SubjectAccessReview, one POST per question.
+"""Ask the API server who may do what: SubjectAccessReview, one POST per question (many sent back to back).
 
 Layer: the cluster client; imports nothing of the collection but its own package.
 
@@ -74,9 +74,31 @@ def review(cluster, attributes, user=None):
         if found is None:
             raise ClusterError('cannot ask the API server (%s): %s' % (body['kind'], exc))
         raise ClusterError(api_error('ask the API server (%s)' % body['kind'], found))
+    return _answer(answer, body['kind'])
+
+
+def reviews(cluster, questions):
+    """review()'s answers to questions ([(attributes, user)]), in order: on a client that can (Cluster.request_many)
+    sent back to back on its kept-alive connection, else one by one; ClusterError at the first it cannot say."""
+    if not hasattr(cluster, 'request_many'):
+        return [review(cluster, attributes, user) for attributes, user in questions]
+    bodies = [review_body(attributes, user) for attributes, user in questions]
+    try:
+        found = cluster.request_many([('POST', path, body) for path, body in bodies], 'ask the API server (access reviews)')
+    except ApiException as exc:
+        raise ClusterError(api_error('ask the API server (access reviews)', exc))
+    answers = []
+    for (_path, body), answer in zip(bodies, found):
+        if isinstance(answer, ApiException):
+            raise ClusterError(api_error('ask the API server (%s)' % body['kind'], answer))
+        answers.append(_answer(answer, body['kind']))
+    return answers
+
+
+def _answer(answer, kind):
     status = answer.get('status') if isinstance(answer, dict) else None
     if not isinstance(status, dict):
-        raise ClusterError('the API server gave no answer to the %s' % body['kind'])
+        raise ClusterError('the API server gave no answer to the %s' % kind)
     return {'allowed': status.get('allowed') is True and not status.get('denied'),
             'reason': str(status.get('reason') or status.get('evaluationError') or '')}
 

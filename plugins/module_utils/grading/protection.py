@@ -129,44 +129,40 @@ def _shown(attributes):
                             ' -n ' + attributes['namespace'] if attributes.get('namespace') else '')
 
 
-def _asked(cluster, identity, attributes, namespaces, check_time):
-    """The API server's answer whether identity may make attributes' write (its 'where' resolved in namespaces);
-    None when that namespace is not known (the learner's own, for a learner without an identity)."""
+def _resolved(attributes, namespaces):
+    """attributes with its 'where' made a namespace (none: cluster-wide), or None when that namespace is not known
+    (the learner's own, for a learner without an identity)."""
     where = attributes.get('where', 'lab')
     if where != 'cluster' and not namespaces.get(where):
         return None
-    check_time()
     asked = dict((key, value) for key, value in attributes.items() if key != 'where')
     if where != 'cluster':
         asked['namespace'] = namespaces[where]
-    return asked if access.review(cluster, asked, identity or None)['allowed'] else False
+    return asked
 
 
-def _reviews(cluster, identity, namespaces, kinds, check_time):
-    results = []
-    for entry in kinds:
-        allowed = []
-        for attributes in entry['reviews']:
-            asked = _asked(cluster, identity, attributes, namespaces, check_time)
-            if asked:
-                allowed.append(_shown(asked))
-                break
-        results.append({'id': entry['id'], 'allowed': bool(allowed), 'writes': allowed, 'words': entry['words']})
-    return results
-
-
-def _pod_route(cluster, identity, namespaces, check_time):
-    """The first write that lets identity run a pod in the lab namespace (under any of its ServiceAccounts)."""
-    for attributes in POD_MAKERS:
-        asked = _asked(cluster, identity, attributes, namespaces, check_time)
-        if asked:
-            return _shown(asked)
-    return None
-
-
-def _service_accounts(cluster, namespace, check_time):
-    """The user names of the namespace's ServiceAccounts (its default one always), one list."""
+def _ask(cluster, sets, namespaces, check_time):
+    """The answers to sets ([(identity, [entry])], each entry with its 'reviews'): every write of every set in one
+    batch (access.reviews: back to back on the grade's connection); for each set, per entry, the writes allowed."""
+    questions = [(identity, index, _resolved(attributes, namespaces))
+                 for identity, entries in sets for index, entry in enumerate(entries) for attributes in entry['reviews']]
+    questions = [question for question in questions if question[2] is not None]
     check_time()
+    answers = access.reviews(cluster, [(attributes, identity or None) for identity, _index, attributes in questions])
+    allowed = dict((identity, [[] for _entry in entries]) for identity, entries in sets)
+    for (identity, index, attributes), answer in zip(questions, answers):
+        if answer['allowed']:
+            allowed[identity][index].append(_shown(attributes))
+    return allowed
+
+
+def _reviews(entries, writes):
+    return [{'id': entry['id'], 'allowed': bool(allowed), 'writes': allowed, 'words': entry['words']}
+            for entry, allowed in zip(entries, writes)]
+
+
+def _service_accounts(cluster, namespace):
+    """The user names of the namespace's ServiceAccounts (its default one always), one list."""
     names = [(item.get('metadata') or {}).get('name') for item in cluster.list('v1', 'ServiceAccount', namespace)]
     names = sorted(set(name for name in names if isinstance(name, str) and name) | set([DEFAULT_SERVICE_ACCOUNT]))
     return [access.service_account_user(namespace, name) for name in names]
@@ -202,14 +198,21 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
         if not hasattr(cluster, 'request'):
             raise ClusterError('this cluster client cannot ask')
         kinds = evidence_kinds(kai_version)
-        result['reviews'] = _reviews(cluster, identity, namespaces, kinds, check_time)
+        # The learner's own writes, and what lets it run a pod of the lab namespace: one batch.
+        makers = [{'id': 'pod_route', 'reviews': POD_MAKERS}] if identity else []
+        asked = _ask(cluster, [(identity, kinds + makers)], namespaces, check_time)[identity]
+        result['reviews'] = _reviews(kinds, asked)
         if identity:
-            # The identities a pod of the learner runs as: asked the same, and what the policies do not check.
-            result['pod_route'] = _pod_route(cluster, identity, namespaces, check_time)
+            result['pod_route'] = (asked[len(kinds)] or [None])[0]
             if result['pod_route']:
-                for account in _service_accounts(cluster, namespace, check_time):
-                    result['pod_identities'].append({'identity': account, 'reviews': _reviews(
-                        cluster, account, namespaces, kinds + [UNCHECKED_PODS], check_time)})
+                # The identities its pods may run as: each asked the same, and what the policies do not check.
+                check_time()
+                accounts = _service_accounts(cluster, namespace)
+                theirs = _ask(cluster, [(account, kinds + [UNCHECKED_PODS]) for account in accounts], namespaces,
+                              check_time)
+                result['pod_identities'] = [{'identity': account, 'reviews': _reviews(kinds + [UNCHECKED_PODS],
+                                                                                       theirs[account])}
+                                            for account in accounts]
             check_time()
             found = access.read_policies(cluster)
             for name in policies:

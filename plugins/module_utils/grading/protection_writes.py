@@ -26,7 +26,7 @@ KAI_GROUP = PODGROUP_API.split('/', 1)[0]
 # Events are the core ones by another API). podgroups.create is a hole only
 # where KAI makes the gang's PodGroup itself (its profile's job_gang): before
 # that, step 5's explicit form has the learner create it. An entry is held
-# at the first write the API server allows (the rest of it is not asked).
+# when the API server allows any of its writes (each is asked, and named).
 CHANGES = ('patch', 'update')
 WRITES = ('create',) + CHANGES
 
@@ -94,7 +94,7 @@ UNCHECKED_PODS = {
 # The hold of a ServiceAccount of the lab namespace that a pod of the learner may run under and that may make one of
 # the writes above: creating a pod under it is the learner's write (the hold's holder is that ServiceAccount).
 OTHER_SERVICE_ACCOUNT = 'pods.other_serviceaccount'
-# What lets the learner run a pod of the lab namespace (under any of its ServiceAccounts): the first allowed ends it.
+# What lets the learner run a pod of the lab namespace (under any of its ServiceAccounts): the first allowed is named.
 POD_MAKERS = (_writes(('create',), 'pods') + _writes(('create',), 'jobs', 'batch')
               + _writes(('create',), 'cronjobs', 'batch') + _writes(('create',), 'deployments', 'apps')
               + _writes(('create',), 'replicasets', 'apps') + _writes(('create',), 'statefulsets', 'apps')
