@@ -208,10 +208,9 @@ def protection(cluster, settings, kai_version, deadline=None, lang='en', error=N
                 # The identities its pods may run as: each asked the same, and what the policies do not check.
                 check_time()
                 accounts = _service_accounts(cluster, namespace)
-                theirs = _ask(cluster, [(account, kinds + [UNCHECKED_PODS]) for account in accounts], namespaces,
-                              check_time)
-                result['pod_identities'] = [{'identity': account, 'reviews': _reviews(kinds + [UNCHECKED_PODS],
-                                                                                       theirs[account])}
+                entries = kinds + [UNCHECKED_PODS]
+                theirs = _ask(cluster, [(account, entries) for account in accounts], namespaces, check_time)
+                result['pod_identities'] = [{'identity': account, 'reviews': _reviews(entries, theirs[account])}
                                             for account in accounts]
             check_time()
             found = access.read_policies(cluster)
