@@ -21,7 +21,7 @@ import pytest
 
 import fake_api
 from conftest import COLLECTION_PATH, FakeCluster
-from ansible_collections.gsb.kai_lab.plugins.module_utils.client import light
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client import access, answer, light
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import Cluster, ClusterError, LightApi
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import ApiException
 
@@ -155,7 +155,7 @@ def _answering_in_batches(count, batch):
                     data = rest[length:]
                 if len(pending) == min(batch, count - len(seen)):
                     for request in pending:
-                        body = json.dumps({"index": len(seen)}).encode()
+                        body = json.dumps({"status": {"allowed": len(seen) % 3 == 0}}).encode()
                         seen.append(request)
                         connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                            b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -171,19 +171,26 @@ def test_many_requests_go_out_back_to_back_and_their_answers_are_read_in_order(t
     count = light.PIPELINE + 8  # more than one batch
     url, seen = _answering_in_batches(count, light.PIPELINE)
     cluster = Cluster(fake_api.kubeconfig(tmp_path / "kc", url, {"token": "s3cret"}), request_timeout=3, light=True)
-    calls = [("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {"n": n}) for n in range(count)]
-    assert cluster.request_many(calls, "ask") == [{"index": n} for n in range(count)]
+    questions = [({"verb": "create", "resource": "events", "namespace": "ns-%d" % n}, "user-%d" % n)
+                 for n in range(count)]
+    assert [a["allowed"] for a in access.reviews(cluster, questions)] == [n % 3 == 0 for n in range(count)]
     first = seen[0].decode()
     assert first.startswith("POST /apis/authorization.k8s.io/v1/subjectaccessreviews HTTP/1.1\r\n")
-    assert "Authorization: Bearer s3cret\r\n" in first and first.endswith('\r\n\r\n{"n": 0}')
-    assert [json.loads(request.split(b"\r\n\r\n", 1)[1]) for request in seen] == [{"n": n} for n in range(count)]
+    assert "Authorization: Bearer s3cret\r\n" in first
+    asked = [json.loads(request.split(b"\r\n\r\n", 1)[1])["spec"] for request in seen]
+    assert [(spec["user"], spec["resourceAttributes"]["namespace"]) for spec in asked] == [
+        ("user-%d" % n, "ns-%d" % n) for n in range(count)]
+
+
+def _many(cluster, paths):
+    found = cluster.api.call_many([(path, "GET", None) for path in paths], _deadline=answer.Deadline(3, "read"))
+    return [one if isinstance(one, ApiException) else json.loads(one.data) for one in found]
 
 
 def test_a_refused_request_among_many_is_its_own_answer_on_the_same_connection(tmp_path, api_server):
     cluster = Cluster(fake_api.kubeconfig(tmp_path / "kc", api_server.url, {}), request_timeout=3, light=True)
     api_server.refuse["/api/v1/nodes"] = (403, "nodes is forbidden")
-    found = cluster.request_many([("GET", "/api/v1/namespaces/kai-lab/pods/p1", None), ("GET", "/api/v1/nodes", None),
-                                  ("GET", "/api/v1/namespaces/kai-lab/pods/p1", None)], "read")
+    found = _many(cluster, ["/api/v1/namespaces/kai-lab/pods/p1", "/api/v1/nodes", "/api/v1/namespaces/kai-lab/pods/p1"])
     assert found[0] == P1 and found[2] == P1
     assert isinstance(found[1], ApiException) and found[1].status == 403 and "nodes is forbidden" in found[1].body
     assert len(api_server.seen) == 3 and len(set(seen.port for seen in api_server.seen)) == 1
@@ -195,7 +202,6 @@ def test_a_connection_closed_amid_many_requests_is_opened_again_for_the_rest(tmp
     cluster = Cluster(fake_api.kubeconfig(tmp_path / "kc", api_server.url, {}), request_timeout=3, light=True)
     # An idle timeout after the first answer: the server drops the connection without saying so.
     api_server.raw["/api/v1/namespaces/kai-lab/pods/first"] = lambda handler: handler.answer(200, P1)
-    found = cluster.request_many([("GET", "/api/v1/namespaces/kai-lab/pods/first", None)]
-                                 + [("GET", "/api/v1/namespaces/kai-lab/pods/p1", None)] * 3, "read")
-    assert found == [P1] * 4
+    assert _many(cluster, ["/api/v1/namespaces/kai-lab/pods/first"] + ["/api/v1/namespaces/kai-lab/pods/p1"] * 3) \
+        == [P1] * 4
     assert len(set(seen.port for seen in api_server.seen)) == 2

@@ -196,7 +196,7 @@ def test_a_serviceaccount_a_pod_of_the_learner_may_run_under_is_asked_the_same(a
     assert hold["en"] == ("run a pod under ServiceAccount default of namespace kai-lab, which may create or change "
                           "Events (KAI's reasons, steps 3, 5, 6)")
     assert hold["ko"] == ("네임스페이스 kai-lab 의 ServiceAccount default 권한으로 파드 실행 (그 계정이 할 수 있는 것: "
-                          "Event 생성·변경 (KAI 의 이유, 3·5·6단계))")
+                          "이벤트 생성·변경 (KAI 의 이유, 3·5·6단계))")
     assert result["line"].startswith("KAI's word is NOT protected: the learner (%s) may run a pod under ServiceAccount "
                                      "default of namespace kai-lab, which may create or change Events" % IDENTITY)
     [default] = result["pod_identities"]
@@ -372,7 +372,7 @@ def test_a_policy_or_binding_widened_after_provision_is_named_with_what_now_pass
     assert result["protected"] is False
     assert [(h["id"], h["holder"]) for h in result["holds"]] == [("policy." + name, IDENTITY)]
     assert result["holds"][0]["en"] == "pass what admission policy %s refuses (%s)" % (name, said)
-    assert result["holds"][0]["ko"].startswith("승인 정책 %s 이 막는 요청 (" % name)
+    assert result["holds"][0]["ko"].startswith("어드미션 정책 %s 가 막는 요청 (" % name)
     assert "(를)" not in result["holds"][0]["ko"].split(" (", 1)[1]
 
 

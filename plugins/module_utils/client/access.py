@@ -19,8 +19,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.answer import decode
 from ansible_collections.gsb.kai_lab.plugins.module_utils.client.errors import (
-    ApiException, ClusterError, api_error, api_exception)
+    ApiException, ClusterError, api_error, api_exception, short_reason)
+from ansible_collections.gsb.kai_lab.plugins.module_utils.client.light import LightApi
 
 AUTHORIZATION = '/apis/authorization.k8s.io/v1/'
 POLICY_API = 'admissionregistration.k8s.io/v1'
@@ -78,20 +80,25 @@ def review(cluster, attributes, user=None):
 
 
 def reviews(cluster, questions):
-    """review()'s answers to questions ([(attributes, user)]), in order: on a client that can (Cluster.request_many)
-    sent back to back on its kept-alive connection, else one by one; ClusterError at the first it cannot say."""
-    if not hasattr(cluster, 'request_many'):
+    """review()'s answers to questions ([(attributes, user)]), in order, within one deadline; ClusterError at the
+    first the API server cannot say. On the standard library's transport they go out back to back on its
+    kept-alive connection (LightApi.call_many); on another, one by one."""
+    api = getattr(cluster, 'api', None)
+    if not isinstance(api, LightApi):
         return [review(cluster, attributes, user) for attributes, user in questions]
     bodies = [review_body(attributes, user) for attributes, user in questions]
+    what = 'ask the API server (access reviews)'
     try:
-        found = cluster.request_many([('POST', path, body) for path, body in bodies], 'ask the API server (access reviews)')
-    except ApiException as exc:
-        raise ClusterError(api_error('ask the API server (access reviews)', exc))
+        found = api.call_many([(path, 'POST', body) for path, body in bodies], _deadline=cluster.new_deadline(what))
+    except ClusterError:
+        raise
+    except Exception as exc:  # the connection's own error kinds
+        raise ClusterError('cannot %s at %s: %s' % (what, cluster.host, short_reason(exc)))
     answers = []
-    for (_path, body), answer in zip(bodies, found):
-        if isinstance(answer, ApiException):
-            raise ClusterError(api_error('ask the API server (%s)' % body['kind'], answer))
-        answers.append(_answer(answer, body['kind']))
+    for (_path, body), one in zip(bodies, found):
+        if isinstance(one, ApiException):
+            raise ClusterError(api_error('ask the API server (%s)' % body['kind'], one))
+        answers.append(_answer(decode(one.data, what), body['kind']))
     return answers
 
 

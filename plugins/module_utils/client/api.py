@@ -140,32 +140,6 @@ class Cluster(object):
         decoded = answer.decode(data, what, kind)
         return (decoded, len(data)) if sized else decoded
 
-    def request_many(self, calls, what):
-        """The answers of calls ([(method, path, body)]) in order, each its JSON or the ApiException of its status,
-        within one deadline: on the standard library's transport sent back to back on the kept-alive connection
-        (LightApi.call_many), else one by one."""
-        deadline = self.new_deadline(what)
-        if not isinstance(self.api, LightApi):
-            found = []
-            for method, path, body in calls:
-                try:
-                    found.append(self.request(method, path, body=body, what=what, deadline=deadline))
-                except ApiException as exc:
-                    found.append(exc)
-            return found
-        try:
-            answers = self.api.call_many([(path, method, body) for method, path, body in calls], _deadline=deadline)
-        except ClusterError:
-            raise
-        except Exception as exc:
-            error = api_exception(exc)
-            if error is not None:
-                raise error
-            raise ClusterError('cannot reach the Kubernetes API server at %s (%s). Is the lab running? '
-                               'Provision it with ansible-playbook playbooks/provision.yml.'
-                               % (self.host, short_reason(exc)))
-        return [found if isinstance(found, ApiException) else answer.decode(found.data, what) for found in answers]
-
     # ------------------------------------------------------------ reads
     def get(self, api_version, kind, name, namespace=None):
         """The object, or None when it does not exist (or its name is one no object can have)."""

@@ -67,21 +67,21 @@ WORDS = {
     'protected': {
         'en': 'KAI\'s word is protected: the learner ({identity}){also} cannot {kinds}; admission policies {policies} '
               'and Pod Security {level} on namespace {namespace} are in place',
-        'ko': 'KAI 의 증거는 보호됩니다: 학습자({identity}){also}는 {kinds} 을(를) 할 수 없고, 승인 정책 {policies} 와 '
-              '네임스페이스 {namespace} 의 Pod Security {level} 이 적용되어 있습니다'},
+        'ko': 'KAI 의 증거는 보호됩니다. 학습자({identity})가 할 수 없는 것: {kinds}.{also} 적용된 것: 어드미션 정책 '
+              '{policies}, 네임스페이스 {namespace} 의 Pod Security {level}'},
     'also': {'en': ' and the ServiceAccounts its pods may run under ({names})',
-             'ko': '와 학습자의 파드가 실행될 수 있는 ServiceAccount({names})'},
+             'ko': ' 학습자의 파드가 실행될 수 있는 ServiceAccount({names})도 마찬가지입니다.'},
     'unprotected': {
         'en': 'KAI\'s word is NOT protected: the learner ({identity}) may {holds}. The grade is given, but these '
               'objects could be the learner\'s own writes',
-        'ko': 'KAI 의 증거는 보호되지 않습니다: 학습자({identity})는 {holds} 을(를) 할 수 있습니다. 채점은 하지만 '
+        'ko': 'KAI 의 증거는 보호되지 않습니다. 학습자({identity})가 할 수 있는 것: {holds}. 채점은 하지만 '
               '이 객체들은 학습자가 직접 쓴 것일 수 있습니다'},
     'own_kubeconfig': {'en': 'the lab\'s own kubeconfig', 'ko': '실습의 관리자 kubeconfig'},
     'through_pod': {'en': 'run a pod under ServiceAccount {name} of namespace {namespace}, which may {writes}',
                     'ko': '네임스페이스 {namespace} 의 ServiceAccount {name} 권한으로 파드 실행 '
                           '(그 계정이 할 수 있는 것: {writes})'},
     'policy_missing': {'en': 'pass what admission policy {name} refuses ({problem})',
-                       'ko': '승인 정책 {name} 이 막는 요청 ({problem})'},
+                       'ko': '어드미션 정책 {name:이} 막는 요청 ({problem})'},
     'pod_security_missing': {'en': 'run privileged or hostPath pods (no Pod Security {levels} on namespace {namespace})',
                              'ko': '특권 또는 hostPath 파드 실행 (네임스페이스 {namespace} 에 Pod Security {levels} 없음)'},
     'not_asked': {'en': 'anything the API server was not asked about ({error})',
@@ -94,7 +94,7 @@ WORDS = {
     'own_kubeconfig_hold': {'en': 'use the lab\'s own kubeconfig (no Kubernetes identity of its own: kai_lab_learner_user)',
                             'ko': '실습의 관리자 kubeconfig 사용 (자신의 Kubernetes 계정 없음: kai_lab_learner_user)'},
     'no_policies': {'en': 'pass what no admission policy checks (none named: learner_policies)',
-                    'ko': '어떤 승인 정책도 검사하지 않는 요청 (정책 이름 없음: learner_policies)'},
+                    'ko': '어떤 어드미션 정책도 검사하지 않는 요청 (정책 이름 없음: learner_policies)'},
     'and': {'en': ', ', 'ko': ', '},
 }
 # Why a policy does not refuse what provision's refuses (grading/admission.py's ids), {detail} its own words.

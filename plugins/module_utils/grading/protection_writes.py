@@ -41,11 +41,11 @@ EVIDENCE = (
     {'id': 'events.create',
      'reviews': _writes(WRITES, 'events') + _writes(WRITES, 'events', 'events.k8s.io'),
      'words': {'en': 'create or change Events (KAI\'s reasons, steps 3, 5, 6)',
-               'ko': 'Event 생성·변경 (KAI 의 이유, 3·5·6단계)'}},
+               'ko': '이벤트 생성·변경 (KAI 의 이유, 3·5·6단계)'}},
     {'id': 'pods.status', 'reviews': _writes(CHANGES, 'pods', subresource='status'),
      'words': {'en': 'write pods/status', 'ko': 'pods/status 쓰기'}},
     {'id': 'podgroups.status', 'reviews': _writes(CHANGES, 'podgroups', KAI_GROUP, 'status'),
-     'words': {'en': 'write podgroups/status (KAI\'s gang conditions)', 'ko': 'podgroups/status 쓰기 (KAI 의 gang 조건)'}},
+     'words': {'en': 'write podgroups/status (KAI\'s gang conditions)', 'ko': 'podgroups/status 쓰기 (KAI 의 갱 조건)'}},
     {'id': 'pods.binding', 'reviews': _writes(('create',), 'pods', subresource='binding') + _writes(('create',), 'bindings'),
      'words': {'en': 'bind pods to a node (pods/binding, KAI\'s binder\'s job)',
                'ko': '파드를 노드에 바인딩 (pods/binding, KAI binder 의 일)'}},
@@ -90,7 +90,7 @@ UNCHECKED_PODS = {
     'id': 'pods.unchecked',
     'reviews': _writes(('create',), 'pods') + _writes(('create',), 'jobs', 'batch'),
     'words': {'en': 'create pods or Jobs that no admission policy checks (spec.nodeName: pods placed by hand)',
-              'ko': '승인 정책이 검사하지 않는 파드·Job 생성 (spec.nodeName: 직접 배치한 파드)'}}
+              'ko': '어드미션 정책이 검사하지 않는 파드·Job 생성 (spec.nodeName: 직접 배치한 파드)'}}
 # The hold of a ServiceAccount of the lab namespace that a pod of the learner may run under and that may make one of
 # the writes above: creating a pod under it is the learner's write (the hold's holder is that ServiceAccount).
 OTHER_SERVICE_ACCOUNT = 'pods.other_serviceaccount'
