@@ -100,11 +100,17 @@ options:
       - The learner's own Kubernetes user, the ServiceAccount the lab gives a learner account
         (C(system:serviceaccount:<namespace>:<name>), role variable C(kai_lab_learner_identity)).
       - At each grade the API server is asked, one SubjectAccessReview per write that could forge what the grader
-        reads as KAI's word (create, patch or update Events; patch or update pods/status and podgroups/status;
-        create pods/binding; patch or update pods; create PodGroups where KAI makes them itself), whether this user
-        may make it, and
-        O(learner_policies) and the lab namespace's Pod Security label are read. The grade's C(protection) says
-        either that KAI's word is protected or which writes the learner holds.
+        reads as KAI's word or act as someone who can (create, patch or update Events; patch or update pods/status
+        and podgroups/status; create pods/binding or bindings; patch or update pods; create PodGroups where KAI
+        makes them itself; impersonate users, groups or ServiceAccounts; create serviceaccounts/token in the lab
+        namespace, the learner's own and KAI's; create, patch or update bindrequests and ConfigMaps in the lab
+        namespace; create, patch, update or delete pods in KAI's reservation namespace), whether this user may
+        make it. When it may create pods in the lab namespace (or anything that makes pods), every ServiceAccount
+        of that namespace is asked the same and whether it may create pods or Jobs there, which no policy checks;
+        a pod of the learner may run under any of them.
+      - O(learner_policies) (compared with O(learner_policy_objects)) and the lab namespace's Pod Security label
+        are read. The grade's C(protection) says either that KAI's word is protected or which writes the learner
+        holds, and through which identity.
       - Unset, the learner is taken to hold the lab's own kubeconfig (root on the VM, the default sim); the
         grader's own credentials are asked about (SelfSubjectAccessReview) and the grade is marked unprotected.
     type: str
@@ -116,6 +122,19 @@ options:
         C(validationActions) Deny.
     type: list
     elements: str
+    default: []
+  learner_policy_objects:
+    description:
+      - The ValidatingAdmissionPolicies and ValidatingAdmissionPolicyBindings of O(learner_policies) as provision
+        applies them (the role passes them from C(templates/learner_access.yaml.j2)).
+      - Each policy in the cluster is compared with its own here, and named as not in place when it lets the
+        learner pass what this one refuses (match rules that cover less, C(excludeResourceRules), selectors,
+        C(matchPolicy) Exact, other C(matchConditions), a validation gone or changed, C(failurePolicy) Ignore,
+        parameters) or when no binding of it denies or one narrows it (C(validationActions) without Deny,
+        C(matchResources), C(paramRef)).
+      - Empty, the policies are checked by name only.
+    type: list
+    elements: dict
     default: []
 extends_documentation_fragment:
   - gsb.kai_lab.lab
@@ -188,9 +207,13 @@ grade:
       description:
         - What protects KAI's word in this grade. C(protected) (true only when the learner has an identity of its
           own that may write none of the evidence, with every policy and Pod Security in place), C(identity) (null for
-          the lab's own kubeconfig), C(holds) (what the learner may write, each C(id), C(en), C(ko)), C(reviews)
-          (each kind of evidence, C(allowed) and the C(writes) the API server allowed), C(policies) (each C(name),
-          C(in_place), C(problem)), C(pod_security) (C(namespace), C(enforce), C(in_place)), C(error) (why the API
+          the lab's own kubeconfig), C(holds) (what the learner may write, each C(id), C(holder) (the identity that
+          may), C(en), C(ko); C(pods.other_serviceaccount), a ServiceAccount a pod of the learner may run under,
+          also C(writes), the ids that ServiceAccount holds), C(reviews) (the learner's own, each kind of evidence, C(allowed) and the C(writes) the
+          API server allowed), C(pod_route) (the write that lets the learner run pods in the lab namespace, or
+          null), C(pod_identities) (the lab namespace's ServiceAccounts those pods may run under, each
+          C(identity) and its C(reviews)), C(policies) (each C(name), C(in_place), C(problem) and C(problems),
+          each C(id) and C(detail)), C(pod_security) (C(namespace), C(enforce), C(in_place)), C(error) (why the API
           server could not be asked) and C(line), the sentence in the grade's language (also the table's second
           line and the JUnit properties).
       type: dict
@@ -227,6 +250,7 @@ def main():
         record_path=dict(type='path'),
         learner_identity=dict(type='str'),
         learner_policies=dict(type='list', elements='str', default=[]),
+        learner_policy_objects=dict(type='list', elements='dict', default=[]),
     )
     argument_spec.update(kai_running.RUNNING_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)

@@ -63,11 +63,13 @@ snapshot = Snapshot(Timed(cluster), settings['namespace'], settings['workdir'], 
                     kai_version=settings['kai_version'])
 grade = Grader(snapshot, lang='en').run([step] if step else None)
 mark('run the checks (%d)' % sum(len(s['checks']) for s in grade['steps']))
-# What protects KAI's word (issue 33): one SubjectAccessReview per kind of evidence, the policies and the label.
+# What protects KAI's word (issues 33, 40): SubjectAccessReviews of each identity the learner can use (its own, the
+# lab namespace's ServiceAccounts its pods may run under), the policies compared with provision's, the label.
 from ansible_collections.gsb.kai_lab.plugins.module_utils.grading.protection import protection  # noqa: E402
 asked = protection(cluster, settings, settings['kai_version'] or 'v0.12.0', lang='en')
-mark('the access review (%d kinds of evidence, %s): %s' % (
+mark('the access review (%d kinds of evidence, %s%s): %s' % (
     len(asked['reviews']), 'learner ' + asked['identity'] if asked['identity'] else 'the lab\'s own kubeconfig',
+    ' and %d ServiceAccounts' % len(asked['pod_identities']) if asked.get('pod_identities') else '',
     'protected' if asked['protected'] else 'not protected'))
 total = sum(s for _, s in marks)
 import kubernetes.client  # noqa: E402,F401

@@ -9,8 +9,9 @@ or of every namespace, paged by `limit` and `continue` as the API server
 pages; a POST creates an object (409 when it exists), a PATCH with
 application/apply-patch+yaml applies one (FakeCluster.apply). Its authorizer
 is a table: a (Self)SubjectAccessReview is allowed when server.allowed[user]
-holds (verb, group, resource[/subresource]); user None is the requester's
-own credentials (a SelfSubjectAccessReview).
+holds (verb, group, resource[/subresource]) (in every namespace) or (verb,
+group, resource[/subresource], namespace) (in that one; "" cluster-wide);
+user None is the requester's own credentials (a SelfSubjectAccessReview).
 
 What a test may set on the running server (each read at every request):
 server.cluster, the objects served; server.allowed, the authorizer's table;
@@ -165,12 +166,13 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     def _review(self, body):
-        """The authorizer: server.allowed, a table of (verb, group, resource[/subresource]) for each user."""
+        """The authorizer: server.allowed, a table of (verb, group, resource[/subresource][, namespace]) for each user."""
         spec = body["spec"]
         attrs = spec["resourceAttributes"]
         key = (attrs["verb"], attrs.get("group", ""),
                attrs["resource"] + ("/" + attrs["subresource"] if attrs.get("subresource") else ""))
-        allowed = key in self.server.allowed.get(spec.get("user"), set())
+        table = self.server.allowed.get(spec.get("user"), set())
+        allowed = key in table or key + (attrs.get("namespace", ""),) in table
         status = {"allowed": allowed}
         if allowed:
             status["reason"] = 'RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y"'

@@ -9,7 +9,7 @@ give in spec.schedulerName (KAI's scheduler cache: EventSource{Component:
 schedulerName}). Its binder reports as binder, its pod-grouper as pod-grouper.
 The grader trusts the scheduler's Events only (kai/events.py), and the
 learner's protection asks whether the learner could write each of these
-kinds (grading/protection.py). fake-gpu-operator's status-updater, a
+kinds (grading/protection_writes.py). fake-gpu-operator's status-updater, a
 ServiceAccount of the operator's own namespace, annotates the reservation
 pods; kai-lab doctor asks whether it may (kai/doctor.py).
 """
@@ -24,7 +24,7 @@ import pytest
 import kai_v017 as hand
 import lab_states
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection_writes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import events as kai_events
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import objects as kai
@@ -80,7 +80,7 @@ def test_the_protection_asks_about_every_kind_of_kai_word_recorded():
     """What KAI wrote in the recording, each under the writes the learner's protection asks about: any
     write that could have made it (a change by either RBAC verb)."""
     state = lab_states.finished(lab_states.KAI_V017)
-    asked = dict((entry["id"], [dict(r) for r in entry["reviews"]]) for entry in protection.EVIDENCE)
+    asked = dict((entry["id"], [dict(r) for r in entry["reviews"]]) for entry in protection_writes.EVIDENCE)
     kinds = []
     if any(kai_events.reported_by_scheduler(e) for e in recorded_events()):
         kinds += [("events.create", verb, group, "events", None) for verb in ("create", "patch", "update")
@@ -95,7 +95,7 @@ def test_the_protection_asks_about_every_kind_of_kai_word_recorded():
     podgroups = [pg for step_id in registry.STEP_IDS
                  for pg in lab_states.lab_after(step_id, lab_states.KAI_V017)["podgroups"]]
     if any(kai.scheduling_reasons(pg) for pg in podgroups):
-        kinds += [("podgroups.status", verb, protection.KAI_GROUP, "podgroups", "status") for verb in ("patch", "update")]
+        kinds += [("podgroups.status", verb, protection_writes.KAI_GROUP, "podgroups", "status") for verb in ("patch", "update")]
     assert len(kinds) == 13
     for evidence_id, verb, group, resource, subresource in kinds:
         assert dict([("verb", verb), ("resource", resource)] + ([("group", group)] if group else [])

@@ -4,7 +4,7 @@
 
 What the learner's ServiceAccount may do is what the steps need and nothing
 the grader reads as KAI's word; the admission policies cover what RBAC
-cannot say; the grader's own reading of those policies (grading/protection.py)
+cannot say; the grader's own reading of those policies (grading/admission.py)
 accepts exactly what the role renders. The same objects are applied to the
 sim's real API server and asked about there by molecule/learner.
 """
@@ -20,7 +20,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from role_templating import trust
 
-from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import protection
+from ansible_collections.gsb.kai_lab.plugins.module_utils.grading import admission
 from ansible_collections.gsb.kai_lab.plugins.module_utils.kai import gpu as kai_gpu
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import fraction
 from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as steps
@@ -131,13 +131,18 @@ def test_the_policies_name_the_learner_and_the_queues_the_steps_create():
 
 
 def test_the_grader_finds_the_rendered_policies_in_place():
-    """One set of names: the grader's check of the policies accepts exactly what the role applies."""
+    """One set of names and one of objects: the grader's check of the policies accepts exactly what the role
+    applies, compared with what the role gives the grade (kai_lab_learner_policy_objects)."""
     objects = by_kind(render(kai_lab_learner_user="learner"))
     found = {"policies": dict((p["metadata"]["name"], p) for p in objects["ValidatingAdmissionPolicy"]),
              "bindings": dict((b["metadata"]["name"], b) for b in objects["ValidatingAdmissionPolicyBinding"])}
     names = templar(kai_lab_learner_user="learner").template(trust_as_template("{{ kai_lab_learner_policies }}"))
-    assert [protection._policy_problem(name, found, IDENTITY) for name in names] == [None, None, None]
-    assert protection._policy_problem(names[0], found, "system:serviceaccount:x:other") == "other_user"
+    expected = admission.expected_policies(templar(kai_lab_learner_user="learner").template(
+        trust_as_template("{{ kai_lab_learner_policy_objects }}")))
+    assert sorted(expected) == sorted(names)
+    assert [admission.problems(name, found, IDENTITY, expected[name]) for name in names] == [[], [], []]
+    assert admission.problems(names[0], found, "system:serviceaccount:x:other", expected[names[0]])[0][0] == "other_user"
+    assert templar().template(trust_as_template("{{ kai_lab_learner_policy_objects }}")) == []
 
 
 def test_the_grade_and_kai_lab_get_the_same_learner_settings():
@@ -145,7 +150,7 @@ def test_the_grade_and_kai_lab_get_the_same_learner_settings():
     grade = yaml.safe_load((ROLE / "tasks" / "grade.yml").read_text())[1]["gsb.kai_lab.kai_lab_grade"]
     cli = next(t for t in yaml.safe_load((ROLE / "tasks" / "cli.yml").read_text())
                if t["name"] == "Write kai-lab's settings")["vars"]["kai_lab_cli_settings"]
-    for key in ("learner_identity", "learner_policies"):
+    for key in ("learner_identity", "learner_policies", "learner_policy_objects"):
         assert templar(**variables).template(trust_as_template(grade[key])) == \
             templar(**variables).template(trust_as_template(cli[key])), key
     assert templar(**variables).template(trust_as_template(cli["learner_identity"])) == IDENTITY

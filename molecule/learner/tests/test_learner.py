@@ -3,8 +3,10 @@
 The learner gsb-learner has no sudo but kai-lab's rule, its own Kubernetes
 identity (a ServiceAccount) in its ~/.kube/config and its own workdir. The
 lab solved with that identity graded 100 and marked protected; rows 1-5 of
-the issue's table tried as the learner and refused by the API server; the
-grade with the lab's admin kubeconfig marked unprotected.
+the issue's table tried as the learner and refused by the API server; a
+right granted to the lab namespace's default ServiceAccount named as the
+learner's (issue 40); the grade with the lab's admin kubeconfig marked
+unprotected.
 """
 
 import json
@@ -12,12 +14,13 @@ import os
 import pwd
 import stat
 import subprocess
+import time
 
 import pytest
 import yaml
 
 from conftest import (IDENTITY, LEARNER, NS, admin_kubectl, as_learner, home, kai_lab_command, kubectl,
-                      run_playbook, workdir)
+                      run_playbook, sim_kubeconfig, sim_kubectl, workdir)
 
 
 # ---------------------------------------------------------------- the account
@@ -66,7 +69,10 @@ def test_the_whole_lab_graded_by_the_learner_is_100_and_protected(learner_grade)
     protection = learner_grade['protection']
     assert protection['protected'] is True, protection
     assert protection['identity'] == IDENTITY and protection['holds'] == []
-    assert protection['line'].startswith("KAI's word is protected: the learner (%s) cannot " % IDENTITY)
+    # The learner and the lab namespace's ServiceAccounts a pod of it may run under (issue 40).
+    assert protection['line'].startswith("KAI's word is protected: the learner (%s) and the ServiceAccounts its pods "
+                                         "may run under (%s/default) cannot " % (IDENTITY, NS))
+    assert protection['pod_route'] == 'create pods -n %s' % NS
     assert [p['name'] for p in protection['policies'] if p['in_place']] == [
         'gsb-kai-lab-learner-queues', 'gsb-kai-lab-learner-pods', 'gsb-kai-lab-learner-jobs']
     assert protection['pod_security'] == {'namespace': NS, 'enforce': 'baseline', 'in_place': True}
@@ -213,6 +219,66 @@ def test_nothing_in_kais_namespaces_no_privileged_pod_no_other_queue():
              "ValidatingAdmissionPolicy 'gsb-kai-lab-learner-queues'")
 
 
+# ---------------------------------------------------------------- an identity a pod of the learner takes on
+
+DEFAULT_SA = 'system:serviceaccount:%s:default' % NS
+EVENTS_GRANT = [
+    {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'Role',
+     'metadata': {'name': 'issue-40-events', 'namespace': NS},
+     'rules': [{'apiGroups': [''], 'resources': ['events'], 'verbs': ['create']}]},
+    {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'RoleBinding',
+     'metadata': {'name': 'issue-40-events', 'namespace': NS},
+     'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'Role', 'name': 'issue-40-events'},
+     'subjects': [{'kind': 'ServiceAccount', 'name': 'default', 'namespace': NS}]},
+]
+
+
+def _admin(*args, stdin=None):
+    done = subprocess.run([sim_kubectl(), '--kubeconfig', sim_kubeconfig()] + list(args), input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _default_may_create_events(wanted):
+    """Waits (10 s at most) until the API server's authorizer answers wanted for the default ServiceAccount."""
+    for _ in range(50):
+        said = subprocess.run([sim_kubectl(), '--kubeconfig', sim_kubeconfig(), 'auth', 'can-i', 'create', 'events',
+                               '-n', NS, '--as', DEFAULT_SA], capture_output=True, text=True, timeout=30).stdout.strip()
+        if said == wanted:
+            return
+        time.sleep(0.2)
+    raise AssertionError('the default ServiceAccount may create events: %s, not %s' % (said, wanted))
+
+
+def _protection():
+    done = as_learner('sudo', '-n', kai_lab_command(), 'status', '--json', '--lang', 'en')
+    assert done.stdout.strip(), done.stderr
+    return json.loads(done.stdout)['protection']
+
+
+def test_a_right_of_the_lab_namespaces_default_serviceaccount_is_the_learners_and_named():
+    """Issue 40: a pod of the learner runs under any ServiceAccount of the lab namespace and holds its token. An
+    admin grants the default one a right to create Events there: the grade is then unprotected, naming it; with
+    the grant removed, protected again."""
+    _admin('apply', '-f', '-', stdin=json.dumps({'apiVersion': 'v1', 'kind': 'List', 'items': EVENTS_GRANT}))
+    try:
+        _default_may_create_events('yes')
+        protection = _protection()
+        assert protection['protected'] is False, protection
+        assert [(h['id'], h['holder'], h['writes']) for h in protection['holds']] == [
+            ('pods.other_serviceaccount', DEFAULT_SA, ['events.create'])]
+        assert 'may run a pod under ServiceAccount default of namespace %s, which may create or change Events ' \
+            '(KAI\'s reasons, steps 3, 5, 6)' % NS in protection['line']
+        assert protection['pod_route'] == 'create pods -n %s' % NS
+    finally:
+        _admin('-n', NS, 'delete', 'rolebinding,role', 'issue-40-events', '--ignore-not-found')
+    _default_may_create_events('no')
+    protection = _protection()
+    assert protection['protected'] is True and protection['holds'] == [], protection
+    assert DEFAULT_SA in [p['identity'] for p in protection['pod_identities']]
+
+
 # ---------------------------------------------------------------- the admin kubeconfig
 
 def test_with_the_labs_admin_kubeconfig_the_grade_is_marked_unprotected(tmp_path):
@@ -224,8 +290,9 @@ def test_with_the_labs_admin_kubeconfig_the_grade_is_marked_unprotected(tmp_path
     assert grade['score'] == 100.0
     protection = grade['protection']
     assert protection['protected'] is False and protection['identity'] is None
-    assert [h['id'] for h in protection['holds']] == ['own_kubeconfig', 'events.create', 'pods.status',
-                                                      'podgroups.status', 'pods.binding', 'pods.update']
+    assert [h['id'] for h in protection['holds']] == [
+        'own_kubeconfig', 'events.create', 'pods.status', 'podgroups.status', 'pods.binding', 'pods.update',
+        'impersonate', 'serviceaccounts.token', 'bindrequests.write', 'configmaps.write', 'reservation.pods']
     assert protection['line'].startswith("KAI's word is NOT protected: the learner (the lab's own kubeconfig) may ")
     assert '<property name="kai_word_protected" value="false"/>' in (tmp_path / 'grade-junit.xml').read_text()
 

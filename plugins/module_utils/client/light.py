@@ -7,6 +7,8 @@ Layer: the cluster client. Importing the kubernetes client takes most of a
 second; for the kubeconfigs the lab writes (server, CA, client certificate and
 key or a bearer token) this speaks to the API server over http.client with one
 kept-alive connection; any other kubeconfig goes through the kubernetes client.
+Many small requests (the grade's access reviews) go on that connection back
+to back, their answers read in order (HTTP/1.1 pipelining: call_many).
 
 A request has one deadline (client/answer.py's Deadline): connecting,
 sending, and every read of the status line, the headers and the body wait
@@ -42,6 +44,9 @@ except ImportError:  # Python 2, for sanity's import test only
     http_client = None
 
 
+# Requests sent back to back before their answers are read (call_many): their answers (a SubjectAccessReview's
+# is under 1 KiB) fit in the socket's buffers, so the server never waits for the client to read.
+PIPELINE = 32
 # What a kubeconfig may hold for the standard library's transport; anything
 # else (exec, auth-provider, proxy-url, tls-server-name, impersonation, ...)
 # needs the kubernetes client.
@@ -182,10 +187,99 @@ class LightApi(object):
                 raise ApiException(response.status, response.reason, bytes(data).decode('utf-8', 'replace'))
             return _Answer(data)
 
+    def call_many(self, calls, _deadline, _limit=answer.MAX_BYTES):
+        """The answers of calls ([(path, method, body)]), in order, each an _Answer or the ApiException of its
+        status: sent back to back on the kept-alive connection (HTTP/1.1 pipelining, at most PIPELINE of them
+        before their answers are read), all within _deadline. A connection the server closes is opened again
+        for the calls it did not answer (once when it closes before any answer)."""
+        answers, retried = [], False
+        while len(answers) < len(calls):
+            reused = self.connection is not None and self.connection.sock is not None
+            batch = calls[len(answers):len(answers) + PIPELINE]
+            try:
+                done, closing = self._pipeline(batch, _deadline, _limit)
+            except (http_client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()
+                if reused and not retried:
+                    retried = True
+                    continue  # a kept-alive connection the server closed meanwhile: once more on a new one
+                raise
+            except socket.timeout:
+                self.close()
+                raise _deadline.error()
+            except BaseException:
+                self.close()  # answers not read to their end: the connection cannot carry another
+                raise
+            answers.extend(done)
+            if closing:
+                self.close()
+        return answers
+
+    def _pipeline(self, batch, deadline, limit):
+        """Sends batch, reads its answers until one says the connection closes: (answers, closing)."""
+        if self.connection is None:
+            self.connection = self._connect(deadline.left())
+        if self.connection.sock is None:
+            self.connection.timeout = deadline.left()
+            self.connection.connect()
+        sock = self.connection.sock
+        sock.settimeout(deadline.left())
+        sock.sendall(b''.join(self._request_bytes(path, method, body) for path, method, body in batch))
+        reader = _SharedReader(io.BufferedReader(_DeadlineReader(sock, deadline)))
+        answers = []
+        try:
+            for _path, method, _body in batch:
+                response = http_client.HTTPResponse(reader, method=method)
+                try:
+                    response.begin()
+                except (http_client.RemoteDisconnected, ConnectionResetError):
+                    if not answers:
+                        raise
+                    return answers, True  # closed after some answers (an idle timeout): the rest on a new one
+                data = answer.read_body(response.read, deadline, limit, response.getheader('Content-Length'))
+                answers.append(_Answer(data) if response.status < 400 else ApiException(
+                    response.status, response.reason, bytes(data).decode('utf-8', 'replace')))
+                if response.will_close:
+                    return answers, True
+        finally:
+            reader.reader.detach().close()  # the socket's raw file only: the connection keeps the socket
+        return answers, False
+
+    def _request_bytes(self, path, method, body):
+        """One request of a pipeline, as http.client writes it (JSON in, JSON out)."""
+        payload = b'' if body is None else json.dumps(body).encode('utf-8')
+        headers = [('Host', self.netloc), ('Accept-Encoding', 'identity'), ('Accept', 'application/json'),
+                   ('Content-Length', str(len(payload)))]
+        if body is not None:
+            headers.append(('Content-Type', 'application/json'))
+        if self.token:
+            headers.append(('Authorization', 'Bearer ' + self.token))
+        lines = ['%s %s HTTP/1.1' % (method, self.prefix + path)] + ['%s: %s' % header for header in headers]
+        if any(c in line for line in lines for c in '\r\n'):
+            raise ValueError('a request line or header holds a line break')
+        return ('\r\n'.join(lines) + '\r\n\r\n').encode('latin-1') + payload
+
     def close(self):
         if self.connection is not None:
             self.connection.close()
             self.connection = None
+
+
+class _SharedReader(object):
+    """What each HTTPResponse of a pipeline reads from: one buffered reader of the socket, so that bytes of the
+    next answer read ahead stay for it (an HTTPResponse closes its file once its body is read: not this one)."""
+
+    def __init__(self, reader):
+        self.reader = reader
+
+    def makefile(self, mode, *args, **kwargs):
+        return self
+
+    def __getattr__(self, name):
+        return getattr(self.reader, name)
+
+    def close(self):
+        pass
 
 
 def _named(entries, name):

@@ -46,7 +46,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry 
 # version (the collection's), target, sim_state_dir.
 SETTING_KEYS = ('namespace', 'workdir', 'kai_version', 'kai_record', 'kubeconfig', 'context', 'request_timeout', 'lang',
                 'health_urls', 'kai_namespace', 'kai_deployments', 'output_dir', 'time_limit', 'record_path',
-                'learner_identity', 'learner_policies')
+                'learner_identity', 'learner_policies', 'learner_policy_objects')
 
 
 class ConfigError(Exception):

@@ -59,6 +59,9 @@ DEFAULTS = {
     'learner_identity': None,
     # The ValidatingAdmissionPolicies that keep that learner's writes to the lab's (roles/kai_lab).
     'learner_policies': [],
+    # Those policies and their bindings as provision applies them (roles/kai_lab/templates/learner_access.yaml.j2):
+    # the grade compares the cluster's with these (grading/admission.py).
+    'learner_policy_objects': [],
 }
 
 
