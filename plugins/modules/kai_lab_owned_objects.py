@@ -56,8 +56,6 @@ attributes:
   check_mode:
     support: full
     description: Compares as usual (the replace and the create are sent as dry runs) and reports what it would put back.
-  diff_mode:
-    support: none
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''

@@ -36,6 +36,8 @@ SHOWN_VALUE = 60
 # What the API server writes into an object of a kind when provision leaves it out, where a dry-run create
 # cannot tell (a CRD's name must be its kind's): apiextensions.k8s.io/v1's SetDefaults_CustomResourceDefinitionSpec.
 SERVER_DEFAULTS = {'CustomResourceDefinition': {'spec': {'conversion': {'strategy': 'None'}}}}
+
+
 # ---------------------------------------------------------------- what differs
 
 def differences(live, wanted):

@@ -86,7 +86,6 @@ class Owner(object):
                 outcome['repaired'].append({'object': name, 'action': done, 'differences': limited(found)})
         return outcome
 
-
     def one(self, obj, compare=True):
         """('unchanged' | 'created' | 'replaced' | 'recreated', what differed, its name as display_name() gives it);
         Refusal when it cannot. compare=False: only created when missing."""
@@ -175,8 +174,8 @@ class Owner(object):
         else:
             # No server's view of what provision writes (a CRD's name must be its kind's, so none is made up):
             # what provision sends, with the defaults the API server gives that kind.
-            found = limited(differences(live, merged(SERVER_DEFAULTS.get(wanted.get('kind')) or {},
-                                                       kept_fields(wanted, live))))
+            defaults = SERVER_DEFAULTS.get(wanted.get('kind')) or {}
+            found = limited(differences(live, merged(defaults, kept_fields(wanted, live))))
         immutable = IMMUTABLE.search(message(exc)) and not DENIED.search(message(exc))
         if exc.status == 422 and immutable and wanted.get('kind') not in KEPT_KINDS:
             # An immutable field (a binding's roleRef, a PriorityClass's value): deleted and created again, once a

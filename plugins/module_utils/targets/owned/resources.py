@@ -68,5 +68,5 @@ class Resources(object):
                 if isinstance(item, dict) and '/' not in (item.get('name') or '/'))
         if kind not in self.served[api_version]:
             raise NotServed('the API server does not serve %s %s (its CRD is not installed or not Established '
-                               'yet)' % (api_version, kind))
+                            'yet)' % (api_version, kind))
         return self.served[api_version][kind]

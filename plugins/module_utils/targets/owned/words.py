@@ -28,6 +28,8 @@ IMMUTABLE = re.compile(r'immutable|cannot change|may not be changed')
 # An admission policy's or webhook's denial (a ValidatingAdmissionPolicy's is a 422 with its own words, which may
 # say anything): never taken for an immutable field.
 DENIED = re.compile(r"ValidatingAdmissionPolicy '[^']*' with binding '[^']*' denied|admission webhook \"[^\"]*\" denied")
+
+
 class Refusal(Exception):
     """An object provision could not put back: which, what differs, why and the command that fixes it."""
 
