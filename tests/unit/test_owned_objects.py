@@ -54,6 +54,7 @@ class RecordedServer(object):
         self.seen = []
         self.deny_crd_updates = False
         self.conflicts = 0
+        self.vanish = set()
         self.deep = set()
         self.version = 10000
 
@@ -93,6 +94,9 @@ class RecordedServer(object):
         raise ApiException(404, "Not Found", json.dumps({"message": "not found"}))
 
     def put(self, path, body, dry_run):
+        if path in self.vanish:  # deleted by someone between the read and the replace
+            self.vanish.discard(path)
+            del self.live[path]
         live = self.live.get(path)
         if live is None:
             raise ApiException(404, "Not Found", json.dumps({"message": "not found"}))
@@ -363,6 +367,12 @@ def test_a_replace_that_meets_a_newer_version_reads_the_object_again(server):
     assert [r["object"] for r in put_back(server, CONFIG)["repaired"]] == ["Config kai-config"]
     assert as_provision_left(server, CONFIG)
     assert [m for m, p, q, b in server.seen if m == "GET" and p == CONFIG] == ["GET", "GET"]
+
+
+def test_an_object_deleted_between_the_read_and_the_replace_is_created(server):
+    server.vanish.add(PRIORITY)
+    assert put_back(server, PRIORITY)["created"] == ["PriorityClass train"]
+    assert server.live[PRIORITY]["value"] == 50
 
 
 def test_check_mode_reports_and_writes_nothing(server):

@@ -73,7 +73,9 @@ def k3s_put_back(tmp_path_factory):
     inventory = os.path.dirname(os.environ['MOLECULE_INVENTORY_FILE'])
 
     def run():
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_NOCOLOR='1')
+        # Plain text to assert on, as run_playbook's: molecule forces colour for its own runs.
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0',
+                   ANSIBLE_NOCOLOR='1')
         done = subprocess.run(['ansible-playbook', '-i', inventory, str(playbook)], cwd=REPO, env=env,
                               capture_output=True, text=True, timeout=300)
         return done.returncode, ' '.join(done.stdout.split())

@@ -119,8 +119,8 @@ class Owner(object):
                     self._send('PUT', path, body, name)
                 return 'replaced', found, name
             except ApiException as exc:
-                if exc.status == 409:
-                    continue  # written meanwhile: read it again
+                if exc.status in (404, 409):
+                    continue  # written or deleted meanwhile: read it again
                 return self._refused_replace(exc, wanted, live, whole, path, collection, name) + (name,)
         raise Refusal(name, [], ('it was changed by someone else at each of %d attempts' % ATTEMPTS,
                                  '%d번 시도하는 동안 매번 다른 누군가가 바꾸었습니다' % ATTEMPTS),
