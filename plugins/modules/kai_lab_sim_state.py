@@ -152,6 +152,14 @@ lines:
   type: list
   elements: str
   sample: ["kube-apiserver: up, unchanged"]
+crds_unchanged_hash:
+  description:
+    - The chart hash the record's CRDs carry, when every one was compared with the lab and found as the last full
+      provision left it (by its whole spec, chart hash and Established condition), whatever else differs; the full
+      path need not send KAI's CRDs again while the chart's hash is this one. Empty without a record of this
+      format, when the API server did not answer, when a CRD differs, and after O(mode=record).
+  returned: always
+  type: str
 inputs_digest:
   description: The sha256 of O(inputs) and O(input_paths) (or O(inputs_digest) when given).
   returned: always
@@ -199,11 +207,13 @@ def record(module, digest):
         if params['hash_cache']:
             sim_record.write_hash_cache(params['hash_cache'], cache, now)
     # Bookkeeping of the provision, as the gate's fingerprint: not a change of the lab.
-    module.exit_json(changed=False, unchanged=False, inputs_digest=digest, differences=[], lines=[])
+    module.exit_json(changed=False, unchanged=False, inputs_digest=digest, differences=[], lines=[],
+                     crds_unchanged_hash='')
 
 
 def compare(params, digest, recorded, connect_cluster):
-    """(differences, lines) between the record and the lab now; connect_cluster() gives the Cluster."""
+    """(differences, lines, the chart hash of CRDs as recorded or '') between the record and the lab now;
+    connect_cluster() gives the Cluster."""
     spec = (recorded or {}).get('spec')
     now, lines = {}, []
     if spec:
@@ -220,7 +230,7 @@ def compare(params, digest, recorded, connect_cluster):
                                         rendered=params['rendered_args'])
     if spec:
         lines = sim_differences.component_lines(now, found)
-    return found, lines
+    return found, lines, sim_differences.crds_as_recorded(recorded, now)
 
 
 def safe_compare(params, digest, recorded, connect_cluster):
@@ -229,7 +239,7 @@ def safe_compare(params, digest, recorded, connect_cluster):
         return compare(params, digest, recorded, connect_cluster)
     except Exception as exc:  # pylint: disable=broad-exception-caught
         text = (str(exc).splitlines() or [''])[0][:200]
-        return ['the state check failed (%s: %s), so the full provision runs' % (type(exc).__name__, text)], []
+        return ['the state check failed (%s: %s), so the full provision runs' % (type(exc).__name__, text)], [], ''
 
 
 def check(module, digest):
@@ -238,12 +248,13 @@ def check(module, digest):
     recorded = sim_record.read_record(params['state_dir'])
     if (recorded or {}).get('spec'):
         require_libraries(module)
-    found, lines = safe_compare(params, digest, recorded, lambda: Cluster(
+    found, lines, crds_hash = safe_compare(params, digest, recorded, lambda: Cluster(
         params['kubeconfig'], params['context'], params['request_timeout'], light=True))
     unchanged = not found and not params['forget']
     if not unchanged and not module.check_mode:
         sim_record.forget_record(params['state_dir'])
-    module.exit_json(changed=False, unchanged=unchanged, inputs_digest=digest, differences=found, lines=lines)
+    module.exit_json(changed=False, unchanged=unchanged, inputs_digest=digest, differences=found, lines=lines,
+                     crds_unchanged_hash=crds_hash)
 
 
 def main():

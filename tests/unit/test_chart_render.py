@@ -118,15 +118,13 @@ def _merge(base: dict, patch: dict) -> dict:
 
 
 def corrected_by_k3s_tasks(config: dict, version: str, **overrides) -> dict:
-    """Apply the Config patch of roles/kai_scheduler/tasks/k3s.yml (a merge
-    patch, when its condition holds) to a rendered Config."""
-    tasks = yaml.safe_load((KAI / "tasks" / "k3s.yml").read_text())
-    task = next(t for t in tasks if "gpuPodRuntimeClassName" in yaml.safe_dump(t))
-    templar = _templar(KAI, kai_scheduler_chart_version_effective=version, **overrides)
-    if not templar.evaluate_conditional(trust_as_template(task["when"])):
-        return config
-    patch = templar.template(trust(task["kubernetes.core.k8s"]["definition"]))
-    return _merge(config, {"spec": patch["spec"]})
+    """The Config roles/kai_scheduler/tasks/k3s_owned.yml writes: the rendered Config with the role's
+    correction (kai_scheduler_k3s_config_patch, empty when the chart needs none) merged in."""
+    role_vars = trust(DataLoader().load_from_file(str(KAI / "vars" / "main.yml")))
+    templar = _templar(KAI, kai_scheduler_chart_version_effective=version,
+                       kai_scheduler_k3s_config_patch=role_vars["kai_scheduler_k3s_config_patch"], **overrides)
+    patch = templar.template(trust_as_template("{{ kai_scheduler_k3s_config_patch }}"))
+    return _merge(config, patch)
 
 
 def corrected_by_sim_tasks(config: dict, version: str, **overrides) -> dict:

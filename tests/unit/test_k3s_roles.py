@@ -113,6 +113,62 @@ def test_fgo_reservation_rbac_comes_from_the_chart_alone():
     assert "podPatchRbac" not in yaml.safe_dump(values)
 
 
+def _fgo_render(values: dict, with_topology: bool = True) -> str:
+    """A `helm template` of fake-gpu-operator's chart as it prints it: `# Source:` headers, documents without a
+    namespace; its templates/topology-cm.yml holds the values' topology as YAML (Helm's toYaml: keys sorted)."""
+    docs = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "status-updater"}}]
+    if with_topology:
+        docs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "topology"},
+                     "data": {"topology.yml": yaml.safe_dump(values["topology"], sort_keys=True).rstrip("\n")}})
+    return "".join("---\n# Source: fake-gpu-operator/templates/x.yml\n" + yaml.safe_dump(d) for d in docs)
+
+
+def test_fgo_puts_back_its_namespace_and_the_charts_topology_every_run():
+    templar = _templar(FGO, fake_gpu_operator_chart_version="0.2.0")
+    values = yaml.safe_load(_render(templar, (FGO / "templates" / "k3s-values.yaml.j2").read_text()))
+    templar = _templar(FGO, fake_gpu_operator_chart_version="0.2.0",
+                       fake_gpu_operator_k3s_rendered={"stdout": _fgo_render(values)})
+    owned = _render(templar, "{{ fake_gpu_operator_k3s_owned }}")
+    assert owned == [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-operator", "labels": {"name": "gpu-operator"}}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "topology", "namespace": "gpu-operator"},
+         "data": {"topology.yml": yaml.safe_dump(values["topology"], sort_keys=True).rstrip("\n")}}]
+    put = _task(FGO, "Put back fake-gpu-operator's namespace and cluster topology")
+    assert put["gsb.kai_lab.kai_lab_owned_objects"]["objects"] == "{{ fake_gpu_operator_k3s_owned }}"
+    assert "when" not in put
+    # The render is the release's: the same chart, version and values as the install.
+    render = _task(FGO, "Render fake-gpu-operator's chart")["kubernetes.core.helm_template"]
+    install = _task(FGO, "Install fake-gpu-operator")["kubernetes.core.helm"]
+    for key in ("chart_ref", "chart_version", "release_values", "binary_path"):
+        assert render[key] == install[key], key
+    # A chart without the topology ConfigMap is named, not passed over.
+    check = _task(FGO, "Fail when the chart renders no cluster topology")["ansible.builtin.assert"]
+    assert templar.evaluate_conditional(trust_as_template(check["that"])) is True
+    without = _templar(FGO, fake_gpu_operator_chart_version="0.2.0",
+                       fake_gpu_operator_k3s_rendered={"stdout": _fgo_render(values, with_topology=False)})
+    assert without.evaluate_conditional(trust_as_template(check["that"])) is False
+
+
+def test_fgo_makes_the_reservation_namespace_only_when_missing():
+    task = _task(FGO, "Create the GPU reservation namespace")["gsb.kai_lab.kai_lab_owned_objects"]
+    assert set(task) == {"kubeconfig", "kubectl", "create_only"}
+    assert _render(_templar(FGO), task["create_only"]) == [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kai-resource-reservation"}}]
+
+
+def test_kai_puts_back_its_release_every_run_after_the_install():
+    names = [t["name"] for t in yaml.safe_load((KAI / "tasks" / "k3s.yml").read_text())]
+    assert names.index("Put back what provision owns of KAI") == names.index(
+        "Install KAI-Scheduler {{ kai_scheduler_chart_version }}") + 1
+    owned = {t["name"]: t for t in yaml.safe_load((KAI / "tasks" / "k3s_owned.yml").read_text())}
+    render = owned["Render KAI's chart as its release was installed, with its CRDs"]["kubernetes.core.helm_template"]
+    install = _task(KAI, "Install KAI-Scheduler")["kubernetes.core.helm"]
+    for key in ("chart_ref", "chart_version", "binary_path", "release_namespace"):
+        assert render[key] == install[key], key
+    assert render["include_crds"] is True and "'values.yaml.j2'" in render["release_values"]
+    assert not any("when" in task for task in owned.values() if "gsb.kai_lab.kai_lab_owned_objects" in task)
+
+
 # --- chart source, both roles -------------------------------------------------
 
 
@@ -173,15 +229,18 @@ def test_interpreter_switch(exists, required, fails, switches):
 
 # The profiles say which charts leave the Config to correct: v0.12's (before v0.16).
 @pytest.mark.parametrize(("version", "patched"), [("v0.12.0", True), ("v0.12.3", True), ("v0.17.0", False), ("v0.18.6", False)])
-def test_kai_config_is_patched_only_before_v016(version, patched):
-    task = _task(KAI, "Correct the RuntimeClass")
+def test_kai_config_is_corrected_only_before_v016(version, patched):
     templar = _templar(KAI, kai_scheduler_chart_version_effective=version)
-    assert templar.evaluate_conditional(trust_as_template(task["when"])) is patched
-    definition = _render(templar, task["kubernetes.core.k8s"]["definition"])
-    assert definition["spec"]["admission"]["gpuPodRuntimeClassName"] == ""
-    assert definition["spec"]["binder"]["resourceReservation"]["namespace"] == "kai-resource-reservation"
-    assert (definition["kind"], definition["metadata"]["name"]) == ("Config", "kai-config")
-    assert task["kubernetes.core.k8s"]["merge_type"] == "merge"
+    patch = _render(templar, "{{ kai_scheduler_k3s_config_patch }}")
+    if not patched:
+        assert patch == {}
+        return
+    assert patch == {"spec": {"admission": {"gpuPodRuntimeClassName": ""},
+                              "binder": {"resourceReservation": {"namespace": "kai-resource-reservation"}}}}
+    # Merged into the chart's Config that provision writes (tasks/k3s_owned.yml), every run.
+    owned = yaml.safe_load((KAI / "tasks" / "k3s_owned.yml").read_text())
+    put = next(t for t in owned if t["name"].startswith("Put back KAI's namespace"))
+    assert "combine(kai_scheduler_k3s_config_patch, recursive=true)" in put["gsb.kai_lab.kai_lab_owned_objects"]["objects"]
 
 
 def test_kai_waits_for_the_operator_and_every_component():

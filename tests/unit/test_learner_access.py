@@ -51,7 +51,7 @@ def templar(**overrides):
 def render(**overrides):
     """The manifests learner_namespace.yml applies, as that task renders them."""
     task = yaml.safe_load((ROLE / "tasks" / "learner_namespace.yml").read_text())[0]
-    return templar(**overrides).template(trust_as_template(task["kubernetes.core.k8s"]["definition"]))
+    return templar(**overrides).template(trust_as_template(task["gsb.kai_lab.kai_lab_owned_objects"]["objects"]))
 
 
 def by_kind(objects):

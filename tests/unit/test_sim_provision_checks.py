@@ -1,7 +1,8 @@
-"""The cheap checks that let a no-change provision of the sim skip work,
-evaluated from the real task files with Ansible's templating: KAI's CRDs are
-sent again unless every one is there, Established and carrying the hash of
-the chart's CRDs; KAI's chart is found in the Go module cache by its path."""
+"""The cheap checks that let a provision of the sim skip work, evaluated from
+the real task files with Ansible's templating: KAI's CRDs are sent again
+unless the sim's state check found every one as the last full provision
+left it, carrying the hash of the chart's CRDs; KAI's chart is found in the
+Go module cache by its path."""
 
 from __future__ import annotations
 
@@ -46,64 +47,54 @@ def _hashed(objects: list[dict]) -> dict:
     render = "".join("---\n# Source: kai-scheduler/x.yaml\n" + yaml.safe_dump(obj) for obj in objects)
     select = _task("Select the chart objects the sim needs")["ansible.builtin.set_fact"]
     templar = _templar(kai_scheduler_rendered={"stdout": render},
-                       kai_scheduler_sim_chart_kinds=ROLE_VARS["kai_scheduler_sim_chart_kinds"])
+                       kai_scheduler_chart_kinds=ROLE_VARS["kai_scheduler_chart_kinds"])
     chart = {key: templar.template(trust_as_template(value)) for key, value in select.items()}
     parts = ["kai_scheduler_objects", "kai_scheduler_crds", "kai_scheduler_crds_hash"]
     templar = _templar(**chart)
     return dict(chart, **{key: templar.template(trust_as_template(ROLE_VARS[key])) for key in parts})
 
 
-def _applies(objects: list[dict], lines: list[str]) -> bool:
+def _applies(objects: list[dict], check: dict) -> bool:
+    """Whether "Apply the chart's CRDs first" runs, given the sim's state check result (kai_lab_sim_state_check)."""
     task = _task("Apply the chart's CRDs first")
-    templar = _templar(**_hashed(objects), kai_scheduler_crds_found={"stdout": "".join(line + ";" for line in lines)})
+    templar = _templar(**_hashed(objects), kai_lab_sim_state_check=check)
     return templar.evaluate_conditional(trust_as_template(task["when"]))
 
 
-def test_the_crds_are_skipped_only_when_all_are_there_established_with_the_charts_hash():
+def test_the_crds_are_skipped_only_when_the_state_check_found_them_as_recorded_with_the_charts_hash():
     digest = _hashed(OBJECTS)["kai_scheduler_crds_hash"]
-    there = [f"configs.kai.scheduler {digest} True", f"queues.scheduling.run.ai {digest} True"]
-    assert _applies(OBJECTS, there) is False
-    assert _applies(OBJECTS, there[:1]) is True  # one CRD deleted
-    assert _applies(OBJECTS, [there[0], f"queues.scheduling.run.ai {digest} False"]) is True  # not Established
-    assert _applies(OBJECTS, [there[0], "queues.scheduling.run.ai  True"]) is True  # applied before the hash
-    assert _applies(OBJECTS, []) is True  # kubectl failed (no API server): apply, and fail there loudly
+    assert _applies(OBJECTS, {"crds_unchanged_hash": digest}) is False
+    # A CRD edited, deleted or not Established, no record (a failed provision), no API server: the check says ''.
+    assert _applies(OBJECTS, {"crds_unchanged_hash": ""}) is True
+    # No state directory (the first provision): the check did not run.
+    assert _applies(OBJECTS, {"skipped": True}) is True
+    assert _applies(OBJECTS, {}) is True
 
 
 def test_a_changed_crd_in_the_chart_changes_the_hash_and_is_applied():
     changed = [_crd("queues.scheduling.run.ai", "v2")] + OBJECTS[1:]
     digest = _hashed(OBJECTS)["kai_scheduler_crds_hash"]
     assert _hashed(changed)["kai_scheduler_crds_hash"] != digest
-    there = [f"configs.kai.scheduler {digest} True", f"queues.scheduling.run.ai {digest} True"]
-    assert _applies(changed, there) is True
+    # The CRDs in the cluster are as the last provision left them, with the old chart's hash.
+    assert _applies(changed, {"crds_unchanged_hash": digest}) is True
 
 
 def test_applied_crds_carry_the_hash_beside_their_own_annotations():
     task = _task("Apply the chart's CRDs first")
     facts = _hashed(OBJECTS)
-    applied = _templar(**facts).template(trust_as_template(task["kubernetes.core.k8s"]["definition"]))
+    applied = _templar(**facts).template(trust_as_template(task["gsb.kai_lab.kai_lab_owned_objects"]["objects"]))
     assert [crd["metadata"]["name"] for crd in applied] == ["queues.scheduling.run.ai", "configs.kai.scheduler"]
     for crd in applied:
         assert crd["metadata"]["annotations"] == {"controller-gen.kubebuilder.io/version": "v0.16.1",
                                                   "gsb-kai-lab/chart-crds-sha256": facts["kai_scheduler_crds_hash"]}
-    # The apply does not wait; one kubectl wait then waits for all of them, only when they were applied.
-    assert "wait" not in task["kubernetes.core.k8s"]
+    # The put-back does not wait; one kubectl wait then waits for all of them, only when they were sent.
+    assert set(task["gsb.kai_lab.kai_lab_owned_objects"]) == {"kubeconfig", "kubectl", "objects"}
     wait = _task("Wait until the chart's CRDs are Established")
     argv = _templar(**facts, sim_binaries_bin={"kubectl": "/bin/kubectl"},
                     kai_lab_kubeconfig="/k").template(trust_as_template(wait["ansible.builtin.command"]["argv"]))
     assert argv == ["/bin/kubectl", "--kubeconfig=/k", "wait", "--for=condition=Established", "--timeout=60s",
                     "customresourcedefinition/queues.scheduling.run.ai", "customresourcedefinition/configs.kai.scheduler"]
-    assert wait["when"] == task["when"]
-
-
-def test_the_check_asks_kubectl_for_exactly_the_charts_crds():
-    task = _task("Look for the chart's CRDs")
-    argv = _templar(**_hashed(OBJECTS), sim_binaries_bin={"kubectl": "/bin/kubectl"},
-                    kai_lab_kubeconfig="/k").template(trust_as_template(task["ansible.builtin.command"]["argv"]))
-    assert argv[:5] == ["/bin/kubectl", "--kubeconfig=/k", "get", "customresourcedefinitions", "--ignore-not-found"]
-    assert argv[-2:] == ["queues.scheduling.run.ai", "configs.kai.scheduler"]
-    assert argv[6] == ("jsonpath={range .items[*]}{.metadata.name} {.metadata.annotations.gsb-kai-lab/chart-crds-sha256} "
-                       '{.status.conditions[?(@.type=="Established")].status};{end}')
-    assert task["check_mode"] is False and task["changed_when"] is False
+    assert wait["when"] == "kai_scheduler_crds_put is not skipped"
 
 
 @pytest.mark.parametrize(("version", "module_dir"), [

@@ -113,12 +113,32 @@ def test_a_record_of_the_older_format_takes_the_full_path(recorded):
         "the record of the last provision is of another format (version 1)"]
 
 
-def test_the_full_path_replaces_a_crd_the_check_named():
+def now_of_lists(recorded, lists):
+    now = copy.deepcopy(recorded)
+    for key in ("version", "spec"):
+        now.pop(key)
+    now.update(sim_state.cluster_state(dict(recorded["spec"], fingerprint=None), Lists(lists), None))
+    return now
+
+
+def test_the_full_path_sends_the_crds_again_unless_each_is_as_recorded(recorded):
+    lists = load_json(RECORDED / "provisioned-objects.json")
+    digest = next(iter(recorded["crds"].values()))["hash"]
+    # As recorded (whatever else differs): the full path need not send them, while the chart's hash is this one.
+    assert sim_differences.crds_as_recorded(recorded, now_of_lists(recorded, lists)) == digest
+    queue = next(c for c in lists[CRDS] if c["metadata"]["name"] == "queues.scheduling.run.ai")
+    queue["spec"]["versions"] = [{"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+        "type": "object", "x-kubernetes-validations": [{"rule": "false"}]}}}]
+    assert sim_differences.crds_as_recorded(recorded, now_of_lists(recorded, lists)) == ""
+    assert sim_differences.crds_as_recorded(None, {}) == ""
+    assert sim_differences.crds_as_recorded(dict(recorded, version=1), now_of_lists(recorded, lists)) == ""
+    assert sim_differences.crds_as_recorded(recorded, {"api_error": "connection refused"}) == ""
+    # What the full path then does: module gsb.kai_lab.kai_lab_owned_objects, which replaces a CRD whole with the
+    # live resourceVersion (kubernetes.core's force did not: "metadata.resourceVersion: ... must be specified").
     tasks = yaml.safe_load((ROOT / "roles/kai_scheduler/tasks/sim.yml").read_text())
     apply = next(t for t in tasks if t.get("name") == "Apply the chart's CRDs first")
-    # Replaced whole (a merge or a server-side apply keeps a rule another manager added).
-    assert apply["kubernetes.core.k8s"]["force"] is True
-    assert "kai_lab_sim_state_check.differences" in apply["when"] and "'^CRD '" in apply["when"]
+    assert "gsb.kai_lab.kai_lab_owned_objects" in apply
+    assert apply["when"] == "kai_lab_sim_state_check.crds_unchanged_hash | default('') != kai_scheduler_crds_hash"
 
 
 def test_a_webhook_configuration_provision_did_not_make_is_named(recorded):
@@ -252,7 +272,7 @@ PARAMS = {"hash_cache": None, "cert_renew_days": 30, "rendered_args": {}}
     (Answer(["not an object"]), "AttributeError"),
 ])
 def test_a_state_check_that_fails_falls_back_to_the_full_provision_and_says_why(recorded, cluster, named):
-    found, lines = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, lambda: cluster)
+    found, lines, _ = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, lambda: cluster)
     assert len(found) == 1 and lines == []
     assert found[0].startswith("the state check failed (%s: " % named)
     assert found[0].endswith(", so the full provision runs") and "\n" not in found[0]
@@ -261,7 +281,7 @@ def test_a_state_check_that_fails_falls_back_to_the_full_provision_and_says_why(
 def test_a_kubeconfig_that_cannot_be_read_falls_back_too(recorded):
     def connect():
         raise OSError("[Errno 13] Permission denied: '/root/.kube/config'")
-    found, _ = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, connect)
+    found, _, _ = kai_lab_sim_state.safe_compare(PARAMS, recorded["inputs"], recorded, connect)
     assert found == ["the state check failed (OSError: [Errno 13] Permission denied: '/root/.kube/config'), "
                      "so the full provision runs"]
 

@@ -68,6 +68,18 @@ def differences(recorded, now, renew_days, today, rendered=None):
     return found
 
 
+def crds_as_recorded(recorded, now):
+    """The chart hash the CRDs carry when each CRD of the record was compared with the lab now and is as the last
+    full provision left it (its whole spec, chart hash, Established) and all carry the same; else ''. The full
+    path need not send KAI's CRDs again when the chart's hash is that one (issue 42)."""
+    if not recorded or recorded.get('version') != RECORD_VERSION or now.get('api_error') or not recorded.get('crds'):
+        return ''
+    if _mapping_differences('CRD', recorded.get('crds'), now.get('crds'), _describe_crd):
+        return ''
+    hashes = set((crd or {}).get('hash') for crd in recorded['crds'].values())
+    return hashes.pop() if len(hashes) == 1 and None not in hashes else ''
+
+
 def rendered_differences(now, rendered):
     """Running components whose arguments (argv without the program) are not what provision renders now."""
     found = []
