@@ -203,11 +203,19 @@ def test_config_disables_runtimes_and_keeps_kubeconfig_private():
         "write-kubeconfig-mode": "0600",
         "node-name": "kai-lab-vm",
         "data-dir": "/var/lib/rancher/k3s",
-        # The lab uses no ingress, load balancer or metrics API: nothing of theirs is pulled.
-        "disable": ["runtimes", "traefik", "servicelb", "metrics-server"],
+        # The lab uses no ingress, load balancer, metrics API, cluster DNS or volume: nothing of theirs
+        # is pulled or run (an airgap bundle need not carry their images).
+        "disable": ["runtimes", "traefik", "servicelb", "metrics-server", "coredns", "local-storage"],
         "kube-apiserver-arg": ["event-ttl=24h"],
         "disable-network-policy": True,
     }
+
+
+def test_no_lab_pod_claims_a_volume_so_local_storage_is_off():
+    from test_k3s_images import _lab_manifests
+    volumes = [volume for pod in _lab_manifests() for volume in pod["spec"].get("volumes") or []]
+    assert [volume for volume in volumes if "persistentVolumeClaim" in volume or "ephemeral" in volume] == []
+    assert {"coredns", "local-storage"} <= set(_config()["disable"])
 
 
 def _config(**overrides) -> dict:
