@@ -14,7 +14,7 @@ short_description: Wait until k3s has imported every image the lab needs, showin
 version_added: "0.1.0"
 description:
   - k3s imports the archives of its images directory one by one after it starts, and reports its import done when
-    its work queue is empty, that is when the last archive was taken off the queue, not when it was imported: the
+    its work queue is empty, that is when the last archive was taken off the queue, not when it was imported; the
     node is Ready while the largest archive still imports. This waits on what k3s lists instead (C(k3s crictl images)),
     until every image in O(needed) is there.
   - Prints one progress line a person reads (how many of the images are there, the archive k3s imports now, what is

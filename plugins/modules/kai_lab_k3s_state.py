@@ -105,7 +105,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import sta
 
 
 def _run(argv):
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, check=False)
     if done.returncode != 0:
         raise RuntimeError('%s exited %d: %s' % (' '.join(argv[:4]), done.returncode,
                                                  ' '.join(done.stderr.decode('utf-8', 'replace').split())[:300]))

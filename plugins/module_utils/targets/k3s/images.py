@@ -65,7 +65,7 @@ def import_status(output, needed):
     importing (the archive k3s imports now, or ''), imported (archives done),
     failed ((archive, k3s's error) each) and error (crictl's, when it did
     not list: k3s not serving yet)."""
-    listing, _, journal = (output or '').partition(JOURNAL_MARK)
+    listing, dummy, journal = (output or '').partition(JOURNAL_MARK)
     status = {'present': 0, 'missing': list(needed), 'importing': '', 'imported': [], 'failed': [], 'error': ''}
     try:
         images = json.loads(listing).get('images') or []

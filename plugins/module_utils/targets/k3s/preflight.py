@@ -137,7 +137,7 @@ def _tools_problem(probes):
     if not lacking:
         return None
     names = ', '.join('%s (Debian package %s)' % item for item in lacking)
-    packages = ' '.join(package for _, package in lacking)
+    packages = ' '.join(package for dummy, package in lacking)
     where = probes.get('debs_dir') or '<k3s_airgap_dir>/debs/<os>-<version>'
     return _problem(
         'tools',

@@ -121,12 +121,12 @@ def snapshot(spec, run):
     }
     if spec.get('learner_labels'):
         selector = ','.join('%s=%s' % item for item in sorted(spec['learner_labels'].items()))
+        listed = rows(kubectl('get', LEARNER_KINDS, '--all-namespaces', '--selector=' + selector, '--no-headers',
+                              '-o', 'custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,'
+                              'RV:.metadata.resourceVersion'))
         # custom-columns says <none> for a cluster-wide object's namespace.
         now['learner'] = dict(('%s/%s/%s' % (row[0], '' if row[1] == '<none>' else row[1], row[2]), row[3])
-                              for row in rows(kubectl(
-            'get', LEARNER_KINDS, '--all-namespaces', '--selector=' + selector, '--no-headers', '-o',
-            'custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,RV:.metadata.resourceVersion'))
-                              if len(row) == 4)
+                              for row in listed if len(row) == 4)
     return now
 
 

@@ -133,7 +133,7 @@ def line(label, result, elapsed, timeout):
 def failure(label, namespace, result, elapsed, airgap):
     """Why the wait ended, in English and Korean."""
     if airgap and result['missing_images']:
-        images = ', '.join(sorted(set(image for _, image, _ in result['missing_images'])))
+        images = ', '.join(sorted(set(missing[1] for missing in result['missing_images'])))
         return ('%s: the image %s is not on the VM (%s of pod %s): airgapped, k3s has only what it imported from '
                 '<k3s_airgap_dir>/images/. Put an archive of it there and provision again. / %s: 이미지 %s 가 VM 에 '
                 '없습니다. <k3s_airgap_dir>/images/ 에 아카이브를 넣고 다시 프로비저닝하세요.'
