@@ -281,10 +281,15 @@ class Builder:
         with Heartbeat(name, self.log):
             build(os.path.join(work, 'out'), work)
         seconds = round(time.monotonic() - start)
+        # The build's scratch (copied trees, Go module copies made read-only, files) goes; out/ stays.
         for scratch in glob.glob(os.path.join(work, '*')):
-            if os.path.basename(scratch) != 'out':
-                subprocess.run(['chmod', '-R', 'u+w', scratch])
+            if os.path.basename(scratch) == 'out':
+                continue
+            if os.path.isdir(scratch) and not os.path.islink(scratch):
+                subprocess.run(['chmod', '-R', 'u+w', scratch], check=False)
                 shutil.rmtree(scratch)
+            else:
+                os.remove(scratch)
         with open(os.path.join(work, 'piece.json'), 'w') as handle:
             json.dump({'name': name, 'inputs': inputs, 'seconds': seconds,
                        'built': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')},
@@ -295,7 +300,7 @@ class Builder:
         # Pieces of this name from other inputs are of no more use.
         for old in glob.glob(os.path.join(self.pieces, name + '-*')):
             if old != final and not old.endswith('.tmp'):
-                subprocess.run(['chmod', '-R', 'u+w', old])
+                subprocess.run(['chmod', '-R', 'u+w', old], check=False)
                 shutil.rmtree(old, ignore_errors=True)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(final, 'out'))
                    for f in fs if not os.path.islink(os.path.join(d, f)))
