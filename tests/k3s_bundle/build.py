@@ -297,9 +297,9 @@ class Builder:
         open(os.path.join(work, '.complete'), 'w').close()
         shutil.rmtree(final, ignore_errors=True)
         os.rename(work, final)
-        # Pieces of this name from other inputs are of no more use.
+        # Pieces of this name from other inputs are of no more use (exactly <name>-<key>: k3s-* is not k3s-server-*).
         for old in glob.glob(os.path.join(self.pieces, name + '-*')):
-            if old != final and not old.endswith('.tmp'):
+            if old != final and re.match(r'^%s-[0-9a-f]{16}$' % re.escape(name), os.path.basename(old)):
                 subprocess.run(['chmod', '-R', 'u+w', old], check=False)
                 shutil.rmtree(old, ignore_errors=True)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(final, 'out'))
@@ -639,33 +639,40 @@ class Builder:
         return self.piece('rootfs', inputs, build)
 
     def build_debs(self):
+        """The VM's packages k3s-root would bring (and Python's packaging), with what a Debian minbase
+        system lacks of their dependencies: apt resolves them against the stand-ins' root file system's
+        dpkg status (a minimal system of the release), so the first of alternative dependencies is taken
+        and nothing a VM image has anyway comes along."""
         suite = self.vm['suite']
         inputs = {'suite': suite, 'packages': VM_PACKAGES, 'arch': self.vm['arch'],
-                  'recipe': 'apt-get download of the Depends/Pre-Depends closure, a private apt state'}
+                  'rootfs': os.path.basename(self.built['rootfs'][0]),
+                  'recipe': 'apt-get install --download-only against the minbase\'s dpkg status, a private apt state'}
 
         def build(out, work):
             state = os.path.join(work, 'apt')
-            for sub in ('lists/partial', 'cache/archives/partial', 'etc/preferences.d', 'etc/apt.conf.d'):
+            for sub in ('lists/partial', 'cache/archives/partial', 'etc/preferences.d', 'etc/apt.conf.d',
+                        'etc/sources.list.d'):
                 os.makedirs(os.path.join(state, sub))
             with open(os.path.join(state, 'etc', 'sources.list'), 'w') as handle:
                 handle.write('deb http://deb.debian.org/debian %s main\n' % suite)
                 handle.write('deb http://deb.debian.org/debian %s-updates main\n' % suite)
                 handle.write('deb http://deb.debian.org/debian-security %s-security main\n' % suite)
-            options = ['-o', 'Dir::State=' + state, '-o', 'Dir::State::status=/dev/null',
+            rootfs_tar = glob.glob(self.out('rootfs', '*.tar'))[0]
+            self.run(['tar', '-xf', rootfs_tar, '-C', state, '--strip-components=4', './var/lib/dpkg/status'])
+            options = ['-o', 'Dir::State=' + state, '-o', 'Dir::State::status=' + os.path.join(state, 'status'),
                        '-o', 'Dir::Cache=' + os.path.join(state, 'cache'),
+                       '-o', 'Dir::Cache::archives=' + os.path.join(state, 'cache', 'archives'),
                        '-o', 'Dir::Etc::SourceList=' + os.path.join(state, 'etc', 'sources.list'),
                        '-o', 'Dir::Etc::SourceParts=' + os.path.join(state, 'etc', 'sources.list.d'),
                        '-o', 'Dir::Etc::Preferences=' + os.path.join(state, 'etc', 'preferences'),
                        '-o', 'Dir::Etc::PreferencesParts=' + os.path.join(state, 'etc', 'preferences.d'),
-                       '-o', 'APT::Architecture=' + self.vm['arch'], '-o', 'APT::Architectures=' + self.vm['arch']]
+                       '-o', 'APT::Architecture=' + self.vm['arch'], '-o', 'APT::Architectures=' + self.vm['arch'],
+                       '-o', 'Debug::NoLocking=true']
             self.run(['apt-get'] + options + ['update', '-q'])
-            closure = self.output(['apt-cache'] + options + [
-                'depends', '--recurse', '--no-recommends', '--no-suggests', '--no-conflicts', '--no-breaks',
-                '--no-replaces', '--no-enhances'] + VM_PACKAGES)
-            names = sorted({line for line in closure.splitlines() if re.match(r'^[a-z0-9]', line)})
-            with open(self.log, 'a') as log:
-                log.write('closure: %s\n' % ' '.join(names))
-            self.run(['apt-get'] + options + ['download', '-q'] + names, cwd=out)
+            self.run(['apt-get'] + options + ['install', '--download-only', '--yes', '--no-install-recommends', '-q']
+                     + VM_PACKAGES)
+            for deb in glob.glob(os.path.join(state, 'cache', 'archives', '*.deb')):
+                shutil.move(deb, out)
         return self.piece('debs', inputs, build)
 
     def build_wheels(self):

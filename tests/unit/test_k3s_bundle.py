@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -100,3 +101,17 @@ def test_the_builder_takes_kai_and_the_vms_packages_from_the_collection():
     assert set(build.HOST_TOOLS) == {"iptables", "ipset", "conntrack", "ethtool"}
     packages = build.K3S_VARS["k3s_host_packages"]
     assert sorted(build.VM_PACKAGES) == sorted(packages[tool] for tool in list(build.HOST_TOOLS) + ["packaging"])
+
+
+def test_a_built_piece_removes_only_its_own_older_builds(tmp_path, monkeypatch):
+    """Building piece k3s once removed k3s-server's piece too (a glob of k3s-*): the next run built it again."""
+    monkeypatch.setattr(build, "CACHE", str(tmp_path))
+    builder = build.Builder(str(tmp_path / "sources"), "debian-12")
+    builder.total = 3
+    kept = builder.piece("k3s-server", {"a": 1}, lambda out, work: open(out + "/k3s-server", "w").close())
+    builder.piece("k3s", {"b": 1}, lambda out, work: open(out + "/k3s", "w").close())
+    newer = builder.piece("k3s", {"b": 2}, lambda out, work: open(out + "/k3s", "w").close())
+    names = sorted(path.name for path in (tmp_path / "pieces").iterdir())
+    assert names == sorted([os.path.basename(kept), os.path.basename(newer)]), names
+    # Reused when asked again with the same inputs.
+    assert builder.piece("k3s-server", {"a": 1}, lambda out, work: 1 / 0) == kept
