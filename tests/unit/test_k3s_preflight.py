@@ -346,13 +346,15 @@ def test_what_the_vm_lacks_is_installed_online_with_apt_and_airgapped_from_the_d
                      k3s_preflight_tools={"stdout_lines": ["missing iptables", "missing packaging"]})
     templar = Templar(loader=loader, variables=variables)
     assert templar.template(trust_as_template("{{ k3s_host_packages_missing }}")) == ["iptables", "python3-packaging"]
-    packages = yaml.safe_load((ROLE / "tasks" / "packages.yml").read_text())
+    packages = [inner for task in yaml.safe_load((ROLE / "tasks" / "packages.yml").read_text())
+                for inner in [task] + task.get("block", []) + task.get("always", [])]
     apt = next(t for t in packages if "ansible.builtin.apt" in t)
     names = templar.template(trust(apt["ansible.builtin.apt"]["name"]))
     assert {"iptables", "python3-packaging", "python3-venv"} <= set(names)
     debs = next(t for t in packages if t.get("ansible.builtin.include_tasks") == "debs.yml")
     assert debs["when"] == "k3s_airgap and k3s_host_packages_missing | length > 0"
-    before = yaml.safe_load((ROLE / "tasks" / "before_k3s.yml").read_text())
+    before = [inner for task in yaml.safe_load((ROLE / "tasks" / "before_k3s.yml").read_text())
+              for inner in [task] + task.get("block", [])]
     include = next(t for t in before if (t.get("ansible.builtin.include_tasks") or {}).get("file") == "packages.yml")
     templar.available_variables = dict(templar.available_variables, k3s_airgap_dir="/srv/bundle")
     assert templar.evaluate_conditional(trust_as_template(include["when"]))

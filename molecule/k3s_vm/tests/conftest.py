@@ -52,12 +52,19 @@ def run_playbook(name, *extra, timeout=5400):
                ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks')
     started = time.monotonic()
     log = os.path.join(EPHEMERAL, '%s-%d.log' % (name.replace('.yml', ''), int(time.time())))
-    with open(log, 'w') as handle:
-        done = subprocess.run(['ansible-playbook', '-i', INVENTORY, os.path.join(REPO, 'playbooks', name),
-                               '-e', '@' + BUNDLE_VARS] + list(extra), cwd=REPO, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
-        handle.write(done.stdout)
-    print('(%s: whole output in %s)' % (name, log), flush=True)
+    print('(%s: its output as it comes in %s)' % (name, log), flush=True)
+    lines = []
+    argv = ['ansible-playbook', '-i', INVENTORY, os.path.join(REPO, 'playbooks', name), '-e', '@' + BUNDLE_VARS]
+    with open(log, 'w') as handle, subprocess.Popen(argv + list(extra), cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.STDOUT, text=True) as process:
+        for line in process.stdout:
+            lines.append(line)
+            handle.write(line)
+            handle.flush()
+            if time.monotonic() - started > timeout:
+                process.kill()
+        process.wait()
+    done = subprocess.CompletedProcess(argv, process.returncode, ''.join(lines), '')
     return done, time.monotonic() - started
 
 
