@@ -14,7 +14,7 @@ export PATH := $(VENV)/bin:$(KAI_LAB_CACHE)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export KAI_LAB_CACHE
 
-.PHONY: lab test venv venv-test provision solve grade reset teardown bench docs
+.PHONY: lab test test-k3s venv venv-test provision solve grade reset teardown bench docs
 
 # `make venv` then `. .venv/bin/activate`: afterwards plain
 # `ansible-playbook playbooks/<name>.yml` works from the repository root.
@@ -70,6 +70,13 @@ provision solve grade reset teardown: venv
 test: venv-test
 	tests/system-deps.sh
 	tests/run-all.sh
+
+# The k3s target on a real VM in airgap mode (molecule/k3s_vm), not part of
+# `make test` (an hour and more under QEMU without KVM): from a bundle built
+# from source checkouts (KAI_LAB_K3S_SOURCES=DIR) or built before
+# (KAI_LAB_K3S_BUNDLE=DIR); without either it says what to set.
+test-k3s: venv-test
+	tests/k3s-vm.sh
 
 # The docs site, built offline into docs/build/ (open docs/build/build/html/index.html);
 # lints every plugin's and role's docs and the guides first.

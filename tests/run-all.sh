@@ -41,6 +41,7 @@ why() {
     tail -n 8 | cut -c1-400 | sed 's/^/   /'
 }
 
+echo "k3s VM stage (the k3s target in airgap mode on a VM, an hour and more): not part of make test; make test-k3s runs it"
 stage "ansible-lint (production profile)" ansible-lint --offline --profile production --strict -q
 stage "ansible-test sanity" tests/sanity.sh
 stage "unit tests" python -m pytest -q -p no:cacheprovider tests/unit

@@ -31,6 +31,7 @@ class FilterModule(object):
     def filters(self):
         return {
             'kai_profile': _wrap(kai_profiles.profile_for),
+            'kai_chart_images': _wrap(kai_profiles.chart_images),
             'kai_sim_components': _wrap(render.component_args),
             'kai_scheduler_config': _wrap(render.scheduler_config),
             'kai_chart_values': _wrap(render.chart_values),

@@ -11,11 +11,13 @@ import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import COLLECTION_PATH, REPO
@@ -161,3 +163,37 @@ def test_the_wheels_go_to_the_vm_in_one_transfer(tmp_path):
     rc, out = _play(tmp_path, "wheels", k3s_airgap_dir=str(base), k3s_wheels_dir=str(vm))
     assert rc == 0 and re.search(r"localhost\s*: ok=\d+\s+changed=0 ", out), out
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("gsb-kai-lab-wheels.*"))
+
+
+def _deb(directory: Path, name: str) -> Path:
+    """A real .deb (dpkg-deb --build) of an empty package."""
+    root = directory / ("%s-root" % name)
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        "Package: %s\nVersion: 1.0-1\nArchitecture: all\nMaintainer: t <t@example.com>\nDescription: test\n" % name)
+    deb = directory / ("%s_1%%3a1.0-1_all.deb" % name)   # an epoch, as apt-get download names it
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(deb)], check=True,
+                   capture_output=True)
+    return deb
+
+
+@pytest.mark.skipif(not (shutil.which("apt-get") and shutil.which("dpkg-deb")), reason="needs apt-get and dpkg-deb")
+def test_the_debs_the_vm_lacks_are_given_to_apt_by_their_path(tmp_path):
+    """The install of the airgap directory's .debs (tasks/debs.yml) gave apt paths under the SSH user's home
+    ("Unsupported file /home/debian/conntrack_1%3a1.4.7-1+b2_amd64.deb"): its own directory's are used now,
+    and apt (simulating here) installs the package that is not installed and not one that is."""
+    task = next(t for t in _tasks("debs.yml") if t["name"].startswith("Install the packages the VM lacks"))
+    argv = task["ansible.builtin.command"]["argv"]
+    debs = tmp_path / "debs"
+    debs.mkdir()
+    _deb(debs, "gsb-kai-lab-test-absent")
+    installed = subprocess.run(["dpkg-query", "--show", "--showformat=${Package}\n", "dpkg"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    shutil.copy(_deb(tmp_path, installed), debs)      # a package the machine has: left alone
+    config = tmp_path / "apt.conf"
+    config.write_text('APT::Get::Simulate "true";\n')
+    done = subprocess.run(argv[:3] + [argv[3], str(debs)], cwd="/", capture_output=True, text=True, check=False,
+                          env=dict(os.environ, APT_CONFIG=str(config)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Inst gsb-kai-lab-test-absent" in done.stdout and "installed 1" in done.stdout, done.stdout
+    assert "Inst dpkg " not in done.stdout

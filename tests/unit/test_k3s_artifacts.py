@@ -8,8 +8,11 @@ evaluate the role's real files with Ansible's own templating engine.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -203,11 +206,19 @@ def test_config_disables_runtimes_and_keeps_kubeconfig_private():
         "write-kubeconfig-mode": "0600",
         "node-name": "kai-lab-vm",
         "data-dir": "/var/lib/rancher/k3s",
-        # The lab uses no ingress, load balancer or metrics API: nothing of theirs is pulled.
-        "disable": ["runtimes", "traefik", "servicelb", "metrics-server"],
+        # The lab uses no ingress, load balancer, metrics API, cluster DNS or volume: nothing of theirs
+        # is pulled or run (an airgap bundle need not carry their images).
+        "disable": ["runtimes", "traefik", "servicelb", "metrics-server", "coredns", "local-storage"],
         "kube-apiserver-arg": ["event-ttl=24h"],
         "disable-network-policy": True,
     }
+
+
+def test_no_lab_pod_claims_a_volume_so_local_storage_is_off():
+    from test_k3s_images import _lab_manifests
+    volumes = [volume for pod in _lab_manifests() for volume in pod["spec"].get("volumes") or []]
+    assert [volume for volume in volumes if "persistentVolumeClaim" in volume or "ephemeral" in volume] == []
+    assert {"coredns", "local-storage"} <= set(_config()["disable"])
 
 
 def _config(**overrides) -> dict:
@@ -412,3 +423,51 @@ def test_airgap_wheels_are_checked_for_the_vms_python_and_machine(tmp_path):
     out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "No matching distribution" in out.stderr
     assert not (tmp_path / "wheels" / ".pip-check").exists()
+
+
+def _kubectl_wrapper(tmp_path, data_dir):
+    """roles/k3s/templates/kubectl.j2 rendered for data_dir, as a file to run."""
+    rendered = _templar(k3s_data_dir=str(data_dir)).template(
+        trust_as_template((ROLE / "templates" / "kubectl.j2").read_text()))
+    wrapper = tmp_path / "kubectl"
+    wrapper.write_text(rendered)
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_the_learners_kubectl_is_k3s_bundled_kubectl_with_its_own_kubeconfig():
+    """The kubectl on PATH was a link to k3s, whose self-extracting binary reads root's 0600
+    /etc/rancher/k3s/config.yaml on every command: the learner's `kubectl get queues` printed
+    `level=warning msg="open /etc/rancher/k3s/config.yaml: permission denied"` three times (issue 43).
+    Now it runs the kubectl of k3s's data directory (which reads no k3s configuration), with the
+    user's own kubeconfig unless KUBECONFIG is set; root keeps k3s's default."""
+    task = _assert_task("Put kubectl on PATH (k3s's bundled kubectl, for every user)")
+    assert task["ansible.builtin.template"]["src"] == "kubectl.j2"
+    assert task["ansible.builtin.template"]["follow"] is False   # replaces an older link, never writes through it
+    # The data directory's kubectl, standing in here for k3s's (a link named kubectl, as k3s's
+    # package-cli makes it): `env`, which shows what the wrapper gives it. In a directory
+    # anyone may enter: the wrapper runs as a user other than root.
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        base.chmod(0o755)
+        (base / "k3s" / "data" / "current" / "bin").mkdir(parents=True)
+        (base / "k3s" / "data" / "current" / "bin" / "kubectl").symlink_to(shutil.which("env"))
+        wrapper = _kubectl_wrapper(base, base / "k3s")
+        home = base / "learner"
+        home.mkdir()
+        # As a user other than root: nobody (from root), or this user.
+        user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+
+        def run(argv, **env):
+            return subprocess.run(argv, env=dict({"HOME": str(home), "PATH": "/usr/bin:/bin"}, **env),
+                                  capture_output=True, text=True, check=True)
+
+        learner = run(user + [str(wrapper)])
+        assert "KUBECONFIG=%s/.kube/config" % home in learner.stdout.splitlines()
+        assert learner.stderr == ""
+        assert "KUBECONFIG=/srv/other" in run(user + [str(wrapper)], KUBECONFIG="/srv/other").stdout.splitlines()
+        if os.geteuid() == 0:
+            root = run([str(wrapper)], HOME="/root")
+            assert not [line for line in root.stdout.splitlines() if line.startswith("KUBECONFIG=")]
+    # Teardown removes it.
+    assert "{{ k3s_install_dir }}/kubectl" in yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["k3s_teardown_paths"]

@@ -274,3 +274,90 @@ def test_the_preflight_reports_no_change_and_leaves_nothing(tmp_path):
     assert rc == 0, out
     assert re.search(r"localhost\s*: ok=\d+\s+changed=0 ", out), out
     assert sorted(Path(tempfile.gettempdir()).glob("gsb-kai-lab-venv.*")) == scratch
+
+
+# ---------------------------------------------------------------- host tools (issue 43)
+
+TOOL_PACKAGES = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["k3s_host_packages"]
+DEBS_DIR = "/srv/bundle/debs/debian-12"
+
+
+def _tools(missing, airgap=True, debs=()):
+    return dict(GOOD, missing=list(missing), airgap=airgap, debs=list(debs), debs_dir=DEBS_DIR,
+                tool_packages=TOOL_PACKAGES)
+
+
+def test_airgapped_each_host_tool_the_vm_lacks_and_no_deb_brings_is_named():
+    """A k3s without k3s-root needs the VM's iptables, ipset, conntrack and ethtool; the trial's VM had none
+    of them and no python3-packaging, and airgap mode installed no Debian package."""
+    vm = facts("debian-12-amd64")
+    problems = k3s_preflight.check(vm, _tools(["iptables", "ipset", "packaging"], debs=["ipset", "libipset13"]))
+    assert checks(problems) == ["tools"]
+    en, ko = problems[0]["en"], problems[0]["ko"]
+    assert "iptables (Debian package iptables), packaging (Debian package python3-packaging)" in en
+    assert "ipset (" not in en and DEBS_DIR in en and "`sudo apt-get install iptables python3-packaging`" in en
+    assert HANGUL.search(ko) and "iptables" in ko and DEBS_DIR in ko
+    # Every one of them brought by a .deb: installed by provision, no problem.
+    assert k3s_preflight.check(vm, _tools(["iptables", "ipset", "packaging"],
+                                          debs=["iptables", "ipset", "python3-packaging"])) == []
+    # Online apt installs them; skipped knowingly, not asked.
+    assert k3s_preflight.check(vm, _tools(["iptables", "packaging"], airgap=False)) == []
+    assert k3s_preflight.check(vm, _tools(["iptables"]), skip=["tools"]) == []
+
+
+def _role_preflight(stdout_lines: list[str], airgap: bool, debs: list[str]) -> tuple[list, str]:
+    tasks = yaml.safe_load((ROLE / "tasks" / "preflight.yml").read_text())
+    task = next(t for t in tasks if t["name"] == "Check that this VM can take the lab")
+    loader = DataLoader()
+    variables = dict(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
+    variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
+    now = time.time()
+    variables.update(ansible_facts=facts("debian-12-amd64"), role_path=str(ROLE), inventory_hostname="vm",
+                     k3s_preflight_venv={"rc": 0, "stderr": "", "stdout": ""},
+                     k3s_preflight_clock={"stdout_lines": ["%.3f" % now, str(int(now)), "yes"]},
+                     k3s_preflight_tools={"stdout_lines": stdout_lines, "rc": 0},
+                     k3s_airgap_dir="/srv/bundle" if airgap else "", k3s_host_tools=["iptables", "ipset"],
+                     k3s_airgap_debs={"files": [{"path": "/srv/bundle/debs/debian-12/%s_1.0-1_amd64.deb" % name}
+                                                for name in debs]}, **trust(task["vars"]))
+    templar = Templar(loader=loader, variables=variables)
+    problems = templar.template(trust_as_template("{{ k3s_preflight_problems }}"))
+    return problems, templar.template(trust_as_template(task["ansible.builtin.assert"]["fail_msg"]))
+
+
+def test_the_role_probes_the_host_tools_and_names_each_one_missing():
+    tasks = yaml.safe_load((ROLE / "tasks" / "preflight.yml").read_text())
+    probe = next(t for t in tasks if t.get("register") == "k3s_preflight_tools")
+    # As the probe answers on a VM with ipset only: one line per missing name.
+    problems, message = _role_preflight(["missing iptables", "missing packaging"], airgap=True, debs=["ipset"])
+    assert checks(problems) == ["tools"]
+    assert "iptables (Debian package iptables), packaging (Debian package python3-packaging)" in message
+    assert "/srv/bundle/debs/debian-12" in message and "nothing was installed" in message
+    assert _role_preflight(["missing iptables", "missing packaging"], airgap=True,
+                           debs=["iptables", "python3-packaging", "libxtables12"])[0] == []
+    assert _role_preflight(["missing iptables"], airgap=False, debs=[])[0] == []
+    assert probe["changed_when"] is False and "import packaging" in probe["ansible.builtin.command"]["argv"]
+
+
+def test_what_the_vm_lacks_is_installed_online_with_apt_and_airgapped_from_the_debs():
+    loader = DataLoader()
+    variables = dict(trust(loader.load_from_file(str(ROLE / "defaults" / "main.yml"))))
+    variables.update(trust(loader.load_from_file(str(ROLE / "vars" / "main.yml"))))
+    variables.update(ansible_facts=facts("debian-12-amd64"),
+                     k3s_preflight_tools={"stdout_lines": ["missing iptables", "missing packaging"]})
+    templar = Templar(loader=loader, variables=variables)
+    assert templar.template(trust_as_template("{{ k3s_host_packages_missing }}")) == ["iptables", "python3-packaging"]
+    packages = [inner for task in yaml.safe_load((ROLE / "tasks" / "packages.yml").read_text())
+                for inner in [task] + task.get("block", []) + task.get("always", [])]
+    apt = next(t for t in packages if "ansible.builtin.apt" in t)
+    names = templar.template(trust(apt["ansible.builtin.apt"]["name"]))
+    assert {"iptables", "python3-packaging", "python3-venv"} <= set(names)
+    debs = next(t for t in packages if t.get("ansible.builtin.include_tasks") == "debs.yml")
+    assert debs["when"] == "k3s_airgap and k3s_host_packages_missing | length > 0"
+    before = [inner for task in yaml.safe_load((ROLE / "tasks" / "before_k3s.yml").read_text())
+              for inner in [task] + task.get("block", [])]
+    include = next(t for t in before if (t.get("ansible.builtin.include_tasks") or {}).get("file") == "packages.yml")
+    templar.available_variables = dict(templar.available_variables, k3s_airgap_dir="/srv/bundle")
+    assert templar.evaluate_conditional(trust_as_template(include["when"]))
+    templar.available_variables = dict(templar.available_variables, k3s_preflight_tools={"stdout_lines": []})
+    assert not templar.evaluate_conditional(trust_as_template(include["when"]))
+    assert templar.template(trust_as_template("{{ k3s_airgap_debs_dir }}")) == "/srv/bundle/debs/debian-12"

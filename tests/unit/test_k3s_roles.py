@@ -244,8 +244,8 @@ def test_kai_config_is_corrected_only_before_v016(version, patched):
 
 
 def test_kai_waits_for_the_operator_and_every_component():
-    task = _task(KAI, "Wait for KAI's Deployments")
-    names = _render(_templar(KAI), task["loop"])
+    task = _task(KAI, "Wait for KAI's Deployments")["gsb.kai_lab.k3s_workloads_wait"]
+    names = _render(_templar(KAI), task["deployments"])
     assert set(names) == {
         "kai-operator",
         "kai-scheduler-default",
@@ -255,13 +255,11 @@ def test_kai_waits_for_the_operator_and_every_component():
         "queue-controller",
         "podgroup-controller",
     }
-    assert _templar(KAI, kai_scheduler_k3s_deployment={"resources": []}).evaluate_conditional(
-        trust_as_template(task["failed_when"])
-    )
 
 
 def test_kai_is_installed_with_the_role_values_template():
     helm = _task(KAI, "Install KAI-Scheduler")["kubernetes.core.helm"]
     assert "'values.yaml.j2'" in helm["release_values"]
     assert helm["release_namespace"] == "{{ kai_scheduler_namespace }}"
-    assert helm["wait"] is True
+    # Its workloads are waited for after, with progress (test_k3s_workloads_wait).
+    assert helm["wait"] is False

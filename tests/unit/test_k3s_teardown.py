@@ -229,8 +229,16 @@ def test_the_provision_reads_the_record_and_writes_it_after_the_packages():
     names = [t.get("ansible.builtin.include_tasks", {}).get("file") for t in main
              if isinstance(t.get("ansible.builtin.include_tasks"), dict)]
     assert names.index("packages.yml") < names.index("record.yml") < names.index("python.yml")
-    packages = [next(k for k in t if k.startswith("ansible.builtin.")) for t in _tasks("packages.yml")]
-    assert packages == ["ansible.builtin.command", "ansible.builtin.apt", "ansible.builtin.command"]
+    packages = [next(k for k in t if k.startswith("ansible.builtin.")) for t in _tasks("packages.yml")
+                if "block" not in t]
+    # dpkg's list before, apt online or the airgap directory's .debs, dpkg's list after.
+    assert packages == ["ansible.builtin.command", "ansible.builtin.apt", "ansible.builtin.include_tasks",
+                        "ansible.builtin.command"]
+    # What was made is recorded, and dpkg asked, also when the install fails half-way.
+    install = next(t for t in _tasks("before_k3s.yml") if t["name"].startswith("Install the Debian packages"))
+    assert install["always"][0]["ansible.builtin.include_tasks"]["file"] == "record.yml"
+    listing = next(t for t in _tasks("packages.yml") if "block" in t)
+    assert listing["always"][0]["register"] == "k3s_apt_after"
 
 
 def test_teardown_removes_what_provision_recorded_and_nothing_else(tmp_path):

@@ -88,18 +88,21 @@ def test_sim_roles_follow_kai_lab_sim_kai_version():
     assert _render(templar, chart_dir) == "/go/mod/github.com/kai-scheduler/!k!a!i-scheduler@v0.17.0/deployments/kai-scheduler"
 
 
-@pytest.mark.parametrize("version, pinned", [("v0.18.6", True), ("v0.19.0", False)])
-def test_k3s_chart_and_images_follow_kai_lab_k3s_kai_version(version, pinned):
-    """The chart the VM installs and the images it pulls are the same version, from one input."""
+@pytest.mark.parametrize("version, registry", [("v0.18.6", "ghcr.io/kai-scheduler/kai-scheduler"),
+                                               ("v0.17.0", "ghcr.io/kai-scheduler/kai-scheduler"),
+                                               ("v0.12.0", "ghcr.io/nvidia/kai-scheduler")])
+def test_k3s_chart_and_images_follow_kai_lab_k3s_kai_version(version, registry):
+    """The chart the VM installs and the images it pulls are the same version, from one input,
+    for every version a KAI profile covers (not only the one a list was written for)."""
     templar = _vars(*LAB, "roles/kai_scheduler/defaults/main.yml", "roles/kai_scheduler/vars/main.yml",
                     "roles/k3s/defaults/main.yml", "roles/k3s/vars/main.yml",
                     kai_lab_target="k3s", kai_lab_k3s_kai_version=version, ansible_facts={"architecture": "x86_64"})
     assert _render(templar, "{{ kai_scheduler_chart_version }}") == version
     images = _render(templar, "{{ k3s_images_needed }}")
-    assert ("ghcr.io/kai-scheduler/kai-scheduler/scheduler:%s" % version in images) is pinned
-    # No image of another KAI version: a version without a pinned list has none (tasks/images.yml refuses it).
-    kai_images = [i for i in images if i.startswith("ghcr.io/kai-scheduler/")]
-    assert all(i.endswith(":" + version) for i in kai_images) and bool(kai_images) is pinned
+    assert "%s/scheduler:%s" % (registry, version) in images
+    # No image of another KAI version.
+    kai_images = [i for i in images if i.startswith(registry + "/")]
+    assert len(kai_images) == 8 and all(i.endswith(":" + version) for i in kai_images)
 
 
 @pytest.mark.parametrize("check, refused", [("", False), ("v0.12.0", False), ("v0.17.0", True)])

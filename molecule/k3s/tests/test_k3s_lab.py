@@ -83,7 +83,7 @@ def test_runtime_classes_do_not_clash(host):
 def test_k3s_keeps_events_for_the_lab_and_runs_no_unused_addons(host):
     config = host.file("/etc/rancher/k3s/config.yaml").content_string
     assert "event-ttl=24h" in config
-    for addon in ("traefik", "svclb", "metrics-server"):
+    for addon in ("traefik", "svclb", "metrics-server", "coredns", "local-path-provisioner"):
         pods = kubectl_json(host, "get", "pods", "-A")["items"]
         assert not [p["metadata"]["name"] for p in pods if p["metadata"]["name"].startswith(addon)], addon
 

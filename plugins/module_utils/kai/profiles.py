@@ -51,6 +51,10 @@ SNAPSHOT_PATH = '/get-snapshot'
 _ACTIONS = ['allocate', 'consolidation', 'reclaim', 'preempt', 'stalegangeviction']
 
 _COMPONENTS = ['scheduler', 'binder', 'podgrouper', 'admission', 'queuecontroller', 'podgroupcontroller']
+# The images of a released chart that a cluster pulls with the lab's values
+# (each profile's chart.images): the operator, the components it makes, and
+# crd-upgrader, the image of the chart's install hooks.
+_CHART_IMAGES = ['operator'] + _COMPONENTS + ['crd-upgrader']
 
 
 # Settings some components take only from the environment.
@@ -184,6 +188,16 @@ _V0_12 = {
         'values': {},
         'template_values': {},
         'config_hint': 'KAI v0.12 renders its Config from the chart by default.',
+        # Where the released chart's images are (its release workflow writes
+        # DOCKER_REGISTRY into values.yaml's global.registry; every image is
+        # tagged with the chart's version) and which of them a cluster pulls
+        # with the lab's values: the chart's operator and its install hooks'
+        # crd-upgrader, and the services the operator makes from the chart's
+        # Config. Not pulled: resourcereservation (a binder with
+        # --fake-gpu-nodes gives reservation pods "ubuntu" instead), the node
+        # scale adjuster and its scaling pod (global.clusterAutoscaling off).
+        'registry': 'ghcr.io/nvidia/kai-scheduler',
+        'images': _CHART_IMAGES,
     },
     'webhooks': _WEBHOOKS,
     # Lab behaviour: a batch Job becomes one gang PodGroup from 0.14.7 on;
@@ -235,6 +249,12 @@ _V0_17 = {
         # install (k3s) keeps the hook, so an existing release stays owned alike.
         'template_values': {'kaiConfig': {'render': True}, 'kaiConfigDeployer': {'enabled': False}},
         'config_hint': 'set the chart values kaiConfig.render: true and kaiConfigDeployer.enabled: false',
+        # The project moved to its own organisation at v0.13 (release workflow:
+        # DOCKER_REGISTRY ghcr.io/kai-scheduler/kai-scheduler); the same images
+        # (the numa placement exporter of its Config runs only with the numa
+        # scheduler plugin, which the lab leaves off).
+        'registry': 'ghcr.io/kai-scheduler/kai-scheduler',
+        'images': _CHART_IMAGES,
     },
     'webhooks': dict(_WEBHOOKS, match_conditions=[
         {'name': 'scheduler-name-match', 'expression': "object.spec.schedulerName == '{scheduler_name}'"},
@@ -301,6 +321,15 @@ def profile_for(version):
     raise KaiProfileError(
         "No KAI profile covers %s. Known KAI lines: %s (profiles in plugins/module_utils/kai/profiles.py)."
         % (version, ', '.join(known_lines())))
+
+
+def chart_images(version):
+    """The images KAI's released chart of version pulls with the lab's values, as
+    containerd names them: <the chart's registry>/<image>:<version> (the chart's
+    images are tagged with its version, which its release sets to the tag)."""
+    profile = profile_for(version)
+    tag = str(version).strip()
+    return ['%s/%s:%s' % (profile['chart']['registry'], name, tag) for name in profile['chart']['images']]
 
 
 # Every port of one sim, as an offset from its port base (kai_lab_sim_port_base):

@@ -52,7 +52,11 @@ STOCK_DISK_GIB = 10
 # certificates, k3s's own certificates and the grader's event times).
 MAX_CLOCK_SKEW = 60
 
-CHECKS = ('os', 'python', 'architecture', 'cpus', 'memory', 'disk', 'systemd', 'venv', 'time')
+CHECKS = ('os', 'python', 'architecture', 'cpus', 'memory', 'disk', 'systemd', 'venv', 'time', 'tools')
+# Python's packaging library, which Ansible's pip module and the airgap wheel
+# check need on the VM, as the probe names it, and the package that brings it.
+PACKAGING = 'packaging'
+PACKAGING_PACKAGE = 'python3-packaging'
 
 
 def _problem(check, en, ko):
@@ -115,6 +119,37 @@ def supported_table():
     return ', '.join('%s %s (Python %s)' % image for image in SUPPORTED_IMAGES)
 
 
+def host_packages(missing, tool_packages):
+    """The Debian packages that bring what the probe found missing (tools, and packaging)."""
+    packages = dict(tool_packages or {}, **{PACKAGING: PACKAGING_PACKAGE})
+    return [packages.get(name, name) for name in missing]
+
+
+def _tools_problem(probes):
+    """Airgapped, each host tool (or Python's packaging) the VM lacks that no .deb of
+    the airgap directory brings; online, apt installs them (tasks/packages.yml)."""
+    missing = list(probes.get('missing') or [])
+    if not probes.get('airgap') or not missing:
+        return None
+    debs = set(probes.get('debs') or [])
+    lacking = [(name, package) for name, package in zip(missing, host_packages(missing, probes.get('tool_packages')))
+               if package not in debs]
+    if not lacking:
+        return None
+    names = ', '.join('%s (Debian package %s)' % item for item in lacking)
+    packages = ' '.join(package for dummy, package in lacking)
+    where = probes.get('debs_dir') or '<k3s_airgap_dir>/debs/<os>-<version>'
+    return _problem(
+        'tools',
+        'The VM lacks %s, which this k3s needs on the VM (k3s_host_tools: a k3s without k3s-root) or the airgap '
+        'check needs (packaging), and airgap mode has no .deb of them in %s. Preinstall them in the VM image '
+        '(`sudo apt-get install %s`), or put their .debs with their dependencies into that directory (`apt-get '
+        'download` on a machine of the same release).' % (names, where, packages),
+        'VM 에 %s 가 없습니다. 이 k3s (k3s-root 없이 빌드됨, k3s_host_tools) 또는 에어갭 검사(packaging)에 '
+        '필요합니다. 에어갭 모드에서 %s 에 이 패키지의 .deb 가 없습니다. VM 이미지에 미리 설치하거나 (`sudo apt-get '
+        'install %s`), 의존성과 함께 .deb 를 그 디렉터리에 넣으세요.' % (names, where, packages))
+
+
 def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=None):
     """Problems of this VM, [] when it can take the lab.
 
@@ -123,7 +158,10 @@ def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=Non
     (timedatectl's NTPSynchronized: 'yes', 'no' or '' when unknown) and
     clock, the VM's clock read between two times of the control host
     (before, vm, after: see clock_skew), or clock_skew (VM clock minus the
-    control host's, seconds) directly. pythons: the
+    control host's, seconds) directly; missing, the host tools (and
+    'packaging', Python's library) the VM lacks, with airgap (bool),
+    debs (package names of the airgap directory's .debs for this image),
+    debs_dir and tool_packages (tool -> Debian package). pythons: the
     Python versions a pinned set exists for. skip: check names not to make."""
     skip = set(skip or [])
     unknown = skip - set(CHECKS)
@@ -228,4 +266,7 @@ def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=Non
             '시계가 틀리면 TLS 다운로드와 k3s 인증서가 실패합니다. 시간 동기화를 켜세요(`sudo timedatectl '
             'set-ntp true`, 또는 systemd-timesyncd/chrony에 NTP 서버 지정).'
             % (ntp or '알 수 없음', off, MAX_CLOCK_SKEW)))
+    tools = _tools_problem(probes)
+    if 'tools' not in skip and tools:
+        problems.append(tools)
     return problems
