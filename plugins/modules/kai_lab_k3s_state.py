@@ -53,6 +53,9 @@ options:
       - C(node) - the node's name; C(node_labels) - label keys whose values are recorded.
       - C(namespaces) - namespaces whose Deployments, DaemonSets and pods are recorded.
       - C(learner_labels) - the labels of the learner's objects (a dict).
+      - C(owned) - the objects provision owns, as module gsb.kai_lab.kai_lab_owned_objects returns their
+        C(references) (each C(resource), C(group), C(kind), C(namespace), C(name)); a hash of each is recorded,
+        without its status.
     type: dict
     default: {}
   k3s:

@@ -111,6 +111,17 @@ unchanged:
   returned: always
   type: list
   elements: str
+references:
+  description:
+    - Each object of O(objects) made as provision writes it, as C(resource) (plural and group, as kubectl takes it),
+      C(group), C(kind), C(namespace) (empty for a cluster-wide kind) and C(name); the k3s target records them
+      so that its next provision's check finds any of them changed (module gsb.kai_lab.kai_lab_k3s_state).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {resource: customresourcedefinitions.apiextensions.k8s.io, group: apiextensions.k8s.io,
+       kind: CustomResourceDefinition, namespace: '', name: queues.scheduling.run.ai}
 refused:
   description:
     - The objects that could not be put back (the module then fails), each with C(object), C(differences), C(why),

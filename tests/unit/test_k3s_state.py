@@ -22,6 +22,24 @@ NODE = {"metadata": {"name": "kai-lab-vm", "labels": {"run.ai/simulated-gpu-node
         "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"nvidia.com/gpu": "4"}}}
 
 
+# Objects provision owns and puts back (kai_lab_owned_objects), as kubectl lists them, and the references
+# that module returns for them.
+OWNED = [
+    {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+     "metadata": {"name": "queues.scheduling.run.ai", "resourceVersion": "7", "generation": 1},
+     "spec": {"group": "scheduling.run.ai"}, "status": {"conditions": [{"type": "Established", "status": "True"}]}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "topology", "namespace": "gpu-operator",
+                                                           "resourceVersion": "8"}, "data": {"topology.yml": "x"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "someone-elses", "namespace": "gpu-operator",
+                                                           "resourceVersion": "9"}, "data": {}},
+]
+OWNED_REFERENCES = [
+    {"resource": "customresourcedefinitions.apiextensions.k8s.io", "group": "apiextensions.k8s.io",
+     "kind": "CustomResourceDefinition", "namespace": "", "name": "queues.scheduling.run.ai"},
+    {"resource": "configmaps", "group": "", "kind": "ConfigMap", "namespace": "gpu-operator", "name": "topology"},
+]
+
+
 def _deployment(name, generation=1, observed=1, available=1):
     return {"kind": "Deployment", "metadata": {"name": name, "generation": generation}, "spec": {"replicas": 1},
             "status": {"observedGeneration": observed, "availableReplicas": available}}
@@ -46,13 +64,14 @@ class VM:
         self.invocation = "InvocationID=abc\nActiveState=active\n"
         self.releases = "kai-scheduler kai-scheduler 1\ngpu-operator fake-gpu-operator 1\n"
         self.learner = "Namespace <none> kai-lab 100\nClusterRole <none> gsb-kai-lab-learner 101\n"
+        self.owned = copy.deepcopy(OWNED)
 
     def spec(self):
         return {"k3s": "/usr/local/bin/k3s", "kubeconfig": "/root/.kube/config", "node": "kai-lab-vm",
                 "node_labels": ["run.ai/simulated-gpu-node-pool", "run.ai/fake.gpu"],
                 "files": [str(self.files / "k3s"), str(self.files / "missing")],
                 "archive_dirs": [str(self.files / "images")], "namespaces": ["kai-scheduler"],
-                "learner_labels": {"app.kubernetes.io/part-of": "gsb-kai-lab"}}
+                "learner_labels": {"app.kubernetes.io/part-of": "gsb-kai-lab"}, "owned": OWNED_REFERENCES}
 
     def run(self, argv):
         if argv[0] == "systemctl":
@@ -66,6 +85,9 @@ class VM:
             return self.releases
         if args[1].startswith("namespaces,"):
             return self.learner
+        if args == ["get", ",".join(sorted(set(r["resource"] for r in OWNED_REFERENCES))), "--all-namespaces",
+                    "-o", "json"]:
+            return json.dumps({"items": self.owned})
         raise AssertionError(argv)
 
 
@@ -114,6 +136,34 @@ def test_each_change_is_named(tmp_path):
         "airgap file k3s: [10, 1] -> [11, 2]",
         "files %s: %s -> %s" % (vm.files / "k3s", json.dumps(record["snapshot"]["files"][str(vm.files / "k3s")]),
                                 json.dumps(k3s_state.file_state(str(vm.files / "k3s"))))]
+
+
+def test_an_owned_object_changed_by_hand_makes_a_full_provision_which_puts_it_back(tmp_path):
+    """Issue 42 on k3s: what provision owns (a CRD, fake-gpu-operator's topology) changed or deleted after the
+    last full provision is found by the check, so the next provision takes the path that puts it back; what the
+    cluster writes itself (a status, a resourceVersion) and objects provision does not own are no change."""
+    vm = VM(tmp_path)
+    record = _record(vm)
+    assert set(record["snapshot"]["owned"]) == {"apiextensions.k8s.io/CustomResourceDefinition//queues.scheduling.run.ai",
+                                                "/ConfigMap/gpu-operator/topology"}
+
+    def found(owned):
+        vm.owned = owned
+        return k3s_state.differences(record, "d1", {"k3s": [10, 1]}, k3s_state.snapshot(record["spec"], vm.run))
+
+    written_by_the_cluster = copy.deepcopy(OWNED)
+    written_by_the_cluster[0]["status"]["conditions"].append({"type": "NamesAccepted", "status": "True"})
+    written_by_the_cluster[0]["metadata"]["resourceVersion"] = "70"
+    written_by_the_cluster[2]["data"] = {"changed": "by its owner"}
+    assert found(written_by_the_cluster) == []
+    poisoned = copy.deepcopy(OWNED)
+    poisoned[0]["spec"]["x-kubernetes-validations"] = [{"rule": "false"}]
+    changed = found(poisoned)
+    assert len(changed) == 1 and changed[0].startswith(
+        "owned apiextensions.k8s.io/CustomResourceDefinition//queues.scheduling.run.ai: "), changed
+    deleted = found([OWNED[0], OWNED[2]])
+    assert len(deleted) == 1 and deleted[0].startswith("owned /ConfigMap/gpu-operator/topology: ") \
+        and deleted[0].endswith("-> null"), deleted
 
 
 def test_no_record_or_an_old_one_is_a_full_provision():

@@ -434,3 +434,23 @@ def test_many_differences_are_cut_with_how_many_more():
     found = compare.differences(was, {"data": {}})
     assert len(found) == 9 and compare.limited(found)[-1] == "and 3 more"
     assert re.match(r'^data\.k0: added \("x"\)$', found[0])
+
+
+# ---------------------------------------------------------------- what the k3s record finds them by
+
+def test_each_object_put_back_is_referenced_as_the_k3s_record_lists_it(server):
+    """The k3s target records a hash of each object provision owns (targets/k3s/state.py): the module names
+    every object it compared (not one it only creates when missing), by the resource kubectl lists and the key
+    the listed object is found again by."""
+    from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import state as k3s_state
+    paths = [p for p in server.items if p != LAB_NS]
+    outcome = put_back(server, *paths, create_only=wanted(server, LAB_NS))
+    references = outcome["references"]
+    assert len(references) == len(paths)
+    assert [k3s_state.owned_key(ref) for ref in references] == [k3s_state.owned_key(server.live[p]) for p in paths]
+    by_name = dict((ref["name"], ref) for ref in references)
+    assert by_name["queues.scheduling.run.ai"] == {
+        "resource": "customresourcedefinitions.apiextensions.k8s.io", "group": "apiextensions.k8s.io",
+        "kind": "CustomResourceDefinition", "namespace": "", "name": "queues.scheduling.run.ai"}
+    assert by_name["learner-token"]["resource"] == "secrets" and by_name["learner-token"]["namespace"] == "kai-lab-learner"
+    assert "kai-lab" not in by_name

@@ -12,8 +12,12 @@ k3s imports, k3s's run (its unit's invocation), the node (Ready, the lab's
 labels, its GPUs), every Deployment's and DaemonSet's generation with the one
 its controller observed and its readiness, the pods of KAI's and
 fake-gpu-operator's namespaces (uid and restarts, as the readiness gate's
-fingerprint), the Helm releases' revisions and the learner's objects'
-resourceVersions.
+fingerprint), the Helm releases' revisions, the learner's objects'
+resourceVersions and a hash of each object provision owns and puts back
+(module gsb.kai_lab.kai_lab_owned_objects: KAI's CRDs, Config and RBAC,
+fake-gpu-operator's topology, the lab namespace and its quota), without what
+the cluster writes (status, resourceVersion), so that one changed by hand
+makes the next provision a full one, which puts it back (issue 42).
 
 Layer: the targets (k3s); may use the cluster client, the readiness gate, this host's processes, the KAI domain, the learner's files.
 """
@@ -22,6 +26,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
 
@@ -93,6 +98,40 @@ def namespace_state(items):
     return {'workloads': workloads, 'pods': pods}
 
 
+def owned_key(ref):
+    """<group>/<Kind>/<namespace>/<name> of an object provision owns (its reference from
+    kai_lab_owned_objects, or the object as kubectl lists it)."""
+    if 'metadata' in ref:
+        api_version = str(ref.get('apiVersion') or '')
+        meta = ref.get('metadata') or {}
+        ref = {'group': api_version.split('/')[0] if '/' in api_version else '', 'kind': ref.get('kind'),
+               'namespace': meta.get('namespace') or '', 'name': meta.get('name')}
+    return '%s/%s/%s/%s' % (ref.get('group') or '', ref.get('kind'), ref.get('namespace') or '', ref.get('name'))
+
+
+def owned_hash(obj):
+    """sha256 of an object without what the cluster writes on its own (status, the metadata every write
+    changes): a learner's or an operator's change of what provision wrote changes it, KAI's status does not."""
+    obj = json.loads(json.dumps(obj))
+    meta = obj.get('metadata') or {}
+    for key in ('managedFields', 'resourceVersion', 'generation', 'creationTimestamp', 'uid'):
+        meta.pop(key, None)
+    obj.pop('status', None)
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+def owned_state(refs, kubectl):
+    """{owned_key: hash, or None when missing} of the objects provision owns, listed in one kubectl call."""
+    wanted = dict((owned_key(ref), None) for ref in refs)
+    resources = sorted(set(ref['resource'] for ref in refs))
+    if resources:
+        for obj in json.loads(kubectl('get', ','.join(resources), '--all-namespaces', '-o', 'json')).get('items') or []:
+            key = owned_key(obj)
+            if key in wanted:
+                wanted[key] = owned_hash(obj)
+    return wanted
+
+
 def rows(text):
     """custom-columns output (no headers) as lists of words."""
     return [line.split() for line in (text or '').splitlines() if line.strip()]
@@ -119,6 +158,8 @@ def snapshot(spec, run):
             '-o', 'custom-columns=NS:.metadata.namespace,NAME:.metadata.labels.name,REVISION:.metadata.labels.version'))
             if len(row) == 3),
     }
+    if spec.get('owned'):
+        now['owned'] = owned_state(spec['owned'], kubectl)
     if spec.get('learner_labels'):
         selector = ','.join('%s=%s' % item for item in sorted(spec['learner_labels'].items()))
         listed = rows(kubectl('get', LEARNER_KINDS, '--all-namespaces', '--selector=' + selector, '--no-headers',

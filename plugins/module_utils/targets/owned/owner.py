@@ -70,14 +70,17 @@ class Owner(object):
 
     def put_back(self, objects, create_only=()):
         """{'created': [...], 'repaired': [{'object', 'action', 'differences'}], 'unchanged': [...],
-        'refused': [Refusal.as_dict()]}; objects in order (a CRD before its objects), create_only first."""
-        outcome = {'created': [], 'repaired': [], 'unchanged': [], 'refused': []}
+        'refused': [Refusal.as_dict()], 'references': [reference()] of each object of objects made as provision
+        writes it}; objects in order (a CRD before its objects), create_only first."""
+        outcome = {'created': [], 'repaired': [], 'unchanged': [], 'refused': [], 'references': []}
         for obj, compare in [(o, False) for o in create_only] + [(o, True) for o in objects]:
             try:
                 done, found, name = self.one(obj, compare)
             except Refusal as refusal:
                 outcome['refused'].append(refusal.as_dict())
                 continue
+            if compare:
+                outcome['references'].append(self.reference(obj))
             if done == 'unchanged':
                 outcome['unchanged'].append(name)
             elif done == 'created':
@@ -272,6 +275,17 @@ class Owner(object):
                     return '%s delete %s %s' % (self.kubectl, kind.lower(), item['metadata']['name'])
         return ('%s get validatingwebhookconfigurations,mutatingwebhookconfigurations (the one with webhook %s), '
                 'then delete it' % (self.kubectl, webhook.group(1)))
+
+    def reference(self, obj):
+        """{'resource', 'group', 'kind', 'namespace', 'name'} of an object of the cluster: what a later check (the
+        k3s state record, targets/k3s/state.py) lists it by with kubectl and finds it again by."""
+        meta = obj.get('metadata') or {}
+        api_version = str(obj.get('apiVersion') or '')
+        namespaced = self.resources.locate(obj)[2] is not None
+        return {'resource': self.resources.resource_name(obj),
+                'group': api_version.split('/')[0] if '/' in api_version else '',
+                'kind': obj.get('kind'), 'namespace': meta.get('namespace') or '' if namespaced else '',
+                'name': meta.get('name')}
 
     def _reach_command(self):
         return '%s get --raw /readyz (the API server must answer: provision starts it on the sim)' % self.kubectl
