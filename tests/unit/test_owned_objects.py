@@ -334,12 +334,12 @@ def test_a_crd_is_never_deleted_the_refusal_says_what_differs_and_the_command_in
         'spec.scope: Invalid value: "Namespaced": field is immutable). What differs from what provision writes: '
         'spec.scope: "Namespaced", provision writes "Cluster". To fix it by hand: kubectl delete '
         'customresourcedefinitions.apiextensions.k8s.io queues.scheduling.run.ai (this deletes every Queue in the '
-        'cluster), then run provision again. / 프로비전이 CustomResourceDefinition queues.scheduling.run.ai 을(를) '
+        'cluster), then run provision again. / 프로비전이 CustomResourceDefinition queues.scheduling.run.ai 를 '
         '되돌리지 못했습니다: API 서버가 유효하지 않다며 거부했습니다 (CustomResourceDefinition.apiextensions.k8s.io '
         '"queues.scheduling.run.ai" is invalid: spec.scope: Invalid value: "Namespaced": field is immutable). '
-        '프로비전이 쓰는 것과 다른 점: spec.scope: "Namespaced", provision writes "Cluster". 직접 고치려면 kubectl '
-        'delete customresourcedefinitions.apiextensions.k8s.io queues.scheduling.run.ai (this deletes every Queue in '
-        'the cluster) 을(를) 실행한 뒤 프로비전을 다시 실행하세요.')
+        '프로비전이 쓰는 것과 다른 점: spec.scope: "Namespaced", provision writes "Cluster". 직접 고치려면 다음을 '
+        '실행한 뒤 프로비전을 다시 실행하세요: kubectl delete customresourcedefinitions.apiextensions.k8s.io '
+        'queues.scheduling.run.ai (this deletes every Queue in the cluster)')
 
 
 def test_a_learners_policy_that_denies_the_put_back_is_named_with_the_binding_to_delete(server):

@@ -273,14 +273,10 @@ PROFILES = (_V0_12, _V0_17, _V0_18)
 # The KAI version the lab text is written for (the k3s VM's).
 LAB_VERSION = 'v0.18.6'
 
-# Steps whose form differs from the lab text on some KAI versions: a step
-# differs on a version whose profile has its switch off. 'since' is the first
-# version with the lab text's form (the grade's words say it).
-FORM_DIFFERENCES = (
-    {'step': 'gang', 'switch': 'job_gang', 'since': 'v0.14.7'},
-    # Step 6 removes the gang step 5 made: the Job, or the explicit PodGroup and its pods.
-    {'step': 'preempt', 'switch': 'job_gang', 'since': 'v0.14.7'},
-)
+# Steps whose form differs from the lab text on a KAI whose profile has the switch off ('since': the first
+# version with the lab text's form). Step 6 removes the gang step 5 made: the Job, or the PodGroup and its pods.
+FORM_DIFFERENCES = ({'step': 'gang', 'switch': 'job_gang', 'since': 'v0.14.7'},
+                    {'step': 'preempt', 'switch': 'job_gang', 'since': 'v0.14.7'})
 
 
 def form_differences(version):
@@ -289,8 +285,7 @@ def form_differences(version):
     return [dict(entry) for entry in FORM_DIFFERENCES if not profile[entry['switch']]]
 
 
-# The only version with a committed go.sum (roles/sim_binaries/files/kai-locks).
-LOCKED_VERSIONS = ('v0.12.0',)
+LOCKED_VERSIONS = ('v0.12.0',)  # the only version with a committed go.sum (roles/sim_binaries/files/kai-locks)
 
 
 def known_lines():
@@ -324,16 +319,15 @@ def profile_for(version):
 
 
 def chart_images(version):
-    """The images KAI's released chart of version pulls with the lab's values, as
-    containerd names them: <the chart's registry>/<image>:<version> (the chart's
-    images are tagged with its version, which its release sets to the tag)."""
+    """The images KAI's released chart of version pulls with the lab's values, as containerd names them:
+    <the chart's registry>/<image>:<version> (the chart tags them with its version, its release's tag)."""
     profile = profile_for(version)
     tag = str(version).strip()
     return ['%s/%s:%s' % (profile['chart']['registry'], name, tag) for name in profile['chart']['images']]
 
 
-# Every port of one sim, as an offset from its port base (kai_lab_sim_port_base):
-# the control plane's (kwokctl) and each KAI listener's, all on 127.0.0.1.
+# Every port of one sim, as an offset from its port base (kai_lab_sim_port_base): the control plane's (kwokctl)
+# and each KAI listener's, all on 127.0.0.1.
 SIM_PORT_OFFSETS = {
     'etcd': 1, 'etcd_peer': 2, 'kwok_controller': 3, 'kube_controller_manager': 4, 'kube_scheduler': 5,
     'scheduler_metrics': 10, 'scheduler_plugins': 11, 'binder_metrics': 20, 'binder_probe': 21,

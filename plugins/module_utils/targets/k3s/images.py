@@ -16,6 +16,8 @@ import json
 import os
 import re
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+
 
 def repository(reference):
     """docker.io/library/ubuntu:24.04 -> docker.io/library/ubuntu (a registry port stays)."""
@@ -118,22 +120,25 @@ def import_failure(status, elapsed, images_dir):
     if status['failed']:
         archive, error = status['failed'][-1]
         why = 'k3s failed to import %s/%s: %s' % (images_dir, archive, error)
-        why_ko = 'k3s 가 %s/%s 를 가져오지 못했습니다: %s' % (images_dir, archive, error)
+        why_ko = fill('k3s 가 {archive:를} 가져오지 못했습니다: {error}', archive='%s/%s' % (images_dir, archive), error=error)
     elif status['importing']:
         why = 'k3s was still importing %s after %d s' % (status['importing'], elapsed)
-        why_ko = 'k3s 가 %d 초 뒤에도 %s 를 가져오는 중이었습니다' % (elapsed, status['importing'])
+        why_ko = fill('k3s 가 {elapsed} 초 뒤에도 {archive:를} 가져오는 중이었습니다', elapsed=elapsed,
+                      archive=status['importing'])
     elif status['error']:
         why = 'k3s did not list its images (%s)' % status['error']
         why_ko = 'k3s 가 이미지 목록을 주지 않았습니다 (%s)' % status['error']
     else:
         why = 'no archive in %s holds them' % images_dir
         why_ko = '%s 의 어느 아카이브에도 없습니다' % images_dir
-    return ('Airgap: k3s has not imported %s within %d s: %s. Put an archive of each image into '
-            '<k3s_airgap_dir>/images/ (for example `docker save IMAGE | zstd > NAME.tar.zst`), see '
-            '`journalctl -u k3s` on the VM, and provision again (k3s_airgap_import_timeout sets the wait). / '
-            '에어갭: k3s 가 %d 초 안에 %s 를 가져오지 못했습니다: %s. 각 이미지의 아카이브를 '
-            '<k3s_airgap_dir>/images/ 에 넣고 VM 에서 `journalctl -u k3s` 를 확인한 뒤 다시 프로비저닝하세요.'
-            % (missing, elapsed, why, elapsed, missing, why_ko))
+    english = ('Airgap: k3s has not imported %s within %d s: %s. Put an archive of each image into '
+               '<k3s_airgap_dir>/images/ (for example `docker save IMAGE | zstd > NAME.tar.zst`), see '
+               '`journalctl -u k3s` on the VM, and provision again (k3s_airgap_import_timeout sets the wait).'
+               % (missing, elapsed, why))
+    korean = fill('에어갭: k3s 가 {elapsed} 초 안에 {missing:를} 가져오지 못했습니다: {why}. 각 이미지의 아카이브를 '
+                  '<k3s_airgap_dir>/images/ 에 넣고 VM 에서 `journalctl -u k3s` 를 확인한 뒤 다시 프로비저닝하세요.',
+                  elapsed=elapsed, missing=missing, why=why_ko)
+    return '%s / %s' % (english, korean)
 
 
 # The options of gsb.kai_lab.k3s_images_wait, shared by its action plugin (the

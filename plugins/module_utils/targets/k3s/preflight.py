@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+
 # (distribution fact, distribution_version fact): the Python 3 the image ships.
 SUPPORTED_IMAGES = (
     ('Ubuntu', '22.04', '3.10'),
@@ -145,9 +147,10 @@ def _tools_problem(probes):
         'check needs (packaging), and airgap mode has no .deb of them in %s. Preinstall them in the VM image '
         '(`sudo apt-get install %s`), or put their .debs with their dependencies into that directory (`apt-get '
         'download` on a machine of the same release).' % (names, where, packages),
-        'VM 에 %s 가 없습니다. 이 k3s (k3s-root 없이 빌드됨, k3s_host_tools) 또는 에어갭 검사(packaging)에 '
-        '필요합니다. 에어갭 모드에서 %s 에 이 패키지의 .deb 가 없습니다. VM 이미지에 미리 설치하거나 (`sudo apt-get '
-        'install %s`), 의존성과 함께 .deb 를 그 디렉터리에 넣으세요.' % (names, where, packages))
+        fill('VM 에 {names:이} 없습니다. 이 k3s (k3s-root 없이 빌드됨, k3s_host_tools) 또는 에어갭 검사(packaging)에 '
+             '필요합니다. 에어갭 모드에서 {where} 에 이 패키지의 데비안 패키지 파일이 없습니다. VM 이미지에 미리 '
+             '설치하거나 (`sudo apt-get install {packages}`), 의존성과 함께 그 패키지 파일들을 그 디렉터리에 넣으세요.',
+             names=names, where=where, packages=packages))
 
 
 def check(facts, probes, data_dir='/var/lib/rancher/k3s', pythons=None, skip=None):

@@ -21,6 +21,8 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+
 # Waiting reasons of a container whose image cannot come without a registry.
 IMAGE_MISSING = ('ErrImageNeverPull', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName')
 # Waiting reasons of a container the kubelet creates again by itself.
@@ -135,11 +137,13 @@ def failure(label, namespace, result, elapsed, airgap):
     if airgap and result['missing_images']:
         images = ', '.join(sorted(set(missing[1] for missing in result['missing_images'])))
         return ('%s: the image %s is not on the VM (%s of pod %s): airgapped, k3s has only what it imported from '
-                '<k3s_airgap_dir>/images/. Put an archive of it there and provision again. / %s: 이미지 %s 가 VM 에 '
-                '없습니다. <k3s_airgap_dir>/images/ 에 아카이브를 넣고 다시 프로비저닝하세요.'
-                % (label, images, result['missing_images'][0][2], result['missing_images'][0][0], label, images))
+                '<k3s_airgap_dir>/images/. Put an archive of it there and provision again. / '
+                % (label, images, result['missing_images'][0][2], result['missing_images'][0][0])
+                + fill('{label}: 이미지 {images:이} VM 에 없습니다. <k3s_airgap_dir>/images/ 에 아카이브를 넣고 다시 '
+                       '프로비저닝하세요.', label=label, images=images))
     waiting = '; '.join('%s: %s' % item for item in result['waiting']) or 'no workload found'
     return ('%s did not become ready within %d s (%d of %d workloads ready): %s. See `kubectl -n %s get pods` and '
-            '`kubectl -n %s describe pod <name>` on the VM. / %s 가 %d 초 안에 준비되지 않았습니다: %s.'
-            % (label, elapsed, result['counts'][0], result['counts'][1], waiting, namespace, namespace, label,
-               elapsed, waiting))
+            '`kubectl -n %s describe pod <name>` on the VM. / '
+            % (label, elapsed, result['counts'][0], result['counts'][1], waiting, namespace, namespace)
+            + fill('{label:이} {elapsed} 초 안에 준비되지 않았습니다: {waiting}.', label=label, elapsed=elapsed,
+                   waiting=waiting))

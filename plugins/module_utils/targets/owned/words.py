@@ -14,6 +14,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+
 # Kinds whose deletion takes what is in them: never deleted to be created again.
 KEPT_KINDS = ('Namespace', 'CustomResourceDefinition', 'Config')
 WHAT_DELETION_TAKES = {
@@ -46,10 +48,10 @@ class Refusal(Exception):
             differs = ('Nothing differs from what provision writes that could be told apart here.',
                        '여기서 구별할 수 있는 다른 점은 없습니다.')
         return ('Provision cannot put back %s as it writes it: %s. %s To fix it by hand: %s, then run provision '
-                'again. / 프로비전이 %s 을(를) 되돌리지 못했습니다: %s. %s 직접 고치려면 %s 을(를) 실행한 뒤 '
-                '프로비전을 다시 실행하세요.'
-                % (self.name, self.why[0], differs[0], self.command, self.name, self.why[1], differs[1],
-                   self.command))
+                'again. / ' % (self.name, self.why[0], differs[0], self.command)
+                + fill('프로비전이 {name:를} 되돌리지 못했습니다: {why}. {differs} 직접 고치려면 다음을 실행한 뒤 '
+                       '프로비전을 다시 실행하세요: {command}', name=self.name, why=self.why[1], differs=differs[1],
+                       command=self.command))
 
     def as_dict(self):
         return {'object': self.name, 'differences': self.differs, 'why': self.why[0], 'command': self.command,
@@ -96,7 +98,7 @@ def why_api(exc, denier):
         return ('the API server refused it as invalid (%s)' % said,
                 'API 서버가 유효하지 않다며 거부했습니다 (%s)' % said)
     return ('the API server answered %s (%s)' % (exc.status, said),
-            'API 서버가 %s 로 응답했습니다 (%s)' % (exc.status, said))
+            fill('API 서버가 {status:로} 응답했습니다 ({said})', status=exc.status, said=said))
 
 
 def why_cluster(exc):
