@@ -30,6 +30,9 @@ HELM_LABELS = {'app.kubernetes.io/managed-by': 'Helm'}
 HELM_ANNOTATIONS = ('meta.helm.sh/release-name', 'meta.helm.sh/release-namespace')
 TOKEN_TYPE = 'kubernetes.io/service-account-token'
 TOKEN_ANNOTATION = 'kubernetes.io/service-account.uid'
+# What the API server's legacy token tracking writes on a token Secret whose token was used (the learner's
+# kubectl), and its cleaner's mark: the cluster's own, kept by a replace.
+TOKEN_TRACKING = ('kubernetes.io/legacy-token-last-used', 'kubernetes.io/legacy-token-invalid-since')
 # How many differences of one object are named, how long a value shown is.
 SHOWN_DIFFERENCES = 6
 SHOWN_VALUE = 60
@@ -131,7 +134,8 @@ def limited(found):
 def kept_fields(wanted, live):
     """wanted as a replace of live sends it: with live's resourceVersion and what the cluster writes itself
     on an object provision owns (its status, which a replace does not change; controllers' finalizers and
-    owners; Helm's ownership labels and annotations; a token Secret's data and the token controller's mark;
+    owners; Helm's ownership labels and annotations; a token Secret's data, the token controller's mark and the
+    API server's record of the token's last use;
     the rules the aggregation controller writes into a ClusterRole that aggregates)."""
     body = json.loads(json.dumps(wanted))
     meta = body.setdefault('metadata', {})
@@ -146,7 +150,7 @@ def kept_fields(wanted, live):
             meta.setdefault('labels', {})[key] = value
     kept = list(HELM_ANNOTATIONS)
     if body.get('kind') == 'Secret' and body.get('type') == TOKEN_TYPE:
-        kept.append(TOKEN_ANNOTATION)
+        kept += [TOKEN_ANNOTATION] + list(TOKEN_TRACKING)
         if 'data' in live and 'data' not in body:
             body['data'] = live['data']
     for key in kept:
