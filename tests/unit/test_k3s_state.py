@@ -166,6 +166,20 @@ def test_an_owned_object_changed_by_hand_makes_a_full_provision_which_puts_it_ba
         and deleted[0].endswith("-> null"), deleted
 
 
+def test_a_link_planted_at_a_recorded_path_is_a_change_and_never_followed(tmp_path):
+    """The record lists the learner's ~/.kube/config: a link the learner puts there is recorded as the link
+    (lstat), so root never reads what it leads to, and the next provision is a full one."""
+    target = tmp_path / "root-only"
+    target.write_bytes(b"secret" * 100)
+    config = tmp_path / "config"
+    config.write_text("kubeconfig")
+    before = k3s_state.file_state(str(config))
+    config.unlink()
+    config.symlink_to(target)
+    after = k3s_state.file_state(str(config))
+    assert after != before and after[0] == len(str(target)) != os.stat(target).st_size
+
+
 def test_no_record_or_an_old_one_is_a_full_provision():
     assert k3s_state.differences(None, "d1", {}, {}) == ["no record of a full provision on the VM"]
     assert k3s_state.differences({"schema": 0}, "d1", {}, {}) == ["the record is of another version of the collection"]

@@ -32,6 +32,7 @@ SAFE = {
     'gsb.kai_lab.kai_lab_grade',  # reads and writes the workdir through one descriptor
     'gsb.kai_lab.kai_lab_step',  # the solver: the same
     'gsb.kai_lab.kai_lab_sim_state',  # only looks whether the workdir is a real directory
+    'gsb.kai_lab.kai_lab_k3s_state',  # only lstat()s the learner's kubeconfig: size and time, never a link's target
     'ansible.builtin.assert',  # touches nothing
     'ansible.builtin.debug',
     'ansible.builtin.set_fact',

@@ -49,9 +49,11 @@ ARGUMENT_SPEC = dict(
 
 
 def file_state(path):
-    """[size, mtime in ns] of a file, or None when it is not there."""
+    """[size, mtime in ns] of a file, or None when it is not there; a link's own (never what it leads to: the
+    learner's ~/.kube/config is in the list, and a link the learner plants there is a change, not a way to
+    make root read another file)."""
     try:
-        stat = os.stat(path)
+        stat = os.lstat(path)
     except OSError:
         return None
     return [stat.st_size, stat.st_mtime_ns]
