@@ -106,7 +106,7 @@ def owned_key(ref):
     if 'metadata' in ref:
         api_version = str(ref.get('apiVersion') or '')
         meta = ref.get('metadata') or {}
-        ref = {'group': api_version.split('/')[0] if '/' in api_version else '', 'kind': ref.get('kind'),
+        ref = {'group': api_version.rpartition('/')[0], 'kind': ref.get('kind'),
                'namespace': meta.get('namespace') or '', 'name': meta.get('name')}
     return '%s/%s/%s/%s' % (ref.get('group') or '', ref.get('kind'), ref.get('namespace') or '', ref.get('name'))
 

@@ -283,7 +283,7 @@ class Owner(object):
         api_version = str(obj.get('apiVersion') or '')
         namespaced = self.resources.locate(obj)[2] is not None
         return {'resource': self.resources.resource_name(obj),
-                'group': api_version.split('/')[0] if '/' in api_version else '',
+                'group': api_version.rpartition('/')[0],
                 'kind': obj.get('kind'), 'namespace': meta.get('namespace') or '' if namespaced else '',
                 'name': meta.get('name')}
 
