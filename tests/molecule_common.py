@@ -10,6 +10,7 @@ tests/molecule.sh gives the suite's sims their own state directory
 """
 
 import os
+import re
 import subprocess
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,3 +43,37 @@ def run_playbook(name, *extra, inventory=None, timeout=300):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1')
     cmd = ['ansible-playbook', '-i', inventory, os.path.join(REPO, 'playbooks', name)] + list(extra)
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def fatal_messages(stdout):
+    """Each failed task's result (YAML result format), its lines stripped, as one text."""
+    messages, current = [], None
+    for line in stdout.splitlines():
+        if line.startswith('fatal: [') or ('FAILED!' in line and line.startswith('failed: [')):
+            current = []
+            messages.append(current)
+        elif current is not None:
+            if line.startswith(' ') or not line.strip():
+                current.append(line.strip())
+            else:
+                current = None
+    return ['\n'.join(part for part in message if part) for message in messages]
+
+
+def recap(stdout, host='kai-lab-vm'):
+    """The PLAY RECAP counters of host, as a dict."""
+    found = re.search(r'%s\s+:\s+(.*)' % re.escape(host), stdout)
+    return {key: int(value) for key, value in re.findall(r'(\w+)=(\d+)', found.group(1))} if found else {}
+
+
+# JSON patch operations (kubectl patch --type=json), as the put-back tests change an owned object.
+def patch_add(path, value):
+    return {'op': 'add', 'path': path, 'value': value}
+
+
+def patch_remove(path):
+    return {'op': 'remove', 'path': path}
+
+
+def patch_replace(path, value):
+    return {'op': 'replace', 'path': path, 'value': value}

@@ -30,6 +30,7 @@ import subprocess
 import pytest
 
 from conftest import run_playbook, sim_kubeconfig, sim_kubectl
+from molecule_common import patch_add as add, patch_remove as remove, patch_replace as replace  # tests/, on the path through conftest
 
 RESERVATION = 'kai-resource-reservation'
 LAB = 'kai-lab'
@@ -79,18 +80,6 @@ def recreate(ref, changes):
 
 def delete(ref):
     kubectl('delete', *ref)
-
-
-def add(path, value):
-    return {'op': 'add', 'path': path, 'value': value}
-
-
-def remove(path):
-    return {'op': 'remove', 'path': path}
-
-
-def replace(path, value):
-    return {'op': 'replace', 'path': path, 'value': value}
 
 
 # Each owned object: its kubectl reference and how root changes it each way (a list of JSON patch operations,

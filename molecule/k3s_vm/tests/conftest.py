@@ -8,9 +8,13 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 
 import pytest
+
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests'))
+from molecule_common import fatal_messages, recap  # noqa: E402,F401  (tests/; the checks import them from here)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 HARNESS = os.path.join(REPO, 'tests', 'vm', 'vm.py')
@@ -101,24 +105,6 @@ def phase_times(stdout, markers):
     return totals
 
 
-def fatal_messages(stdout):
-    """Each failed task's result lines, as one text each."""
-    messages, current = [], None
-    for line in stdout.splitlines():
-        if line.startswith('fatal: [') or ('FAILED!' in line and line.startswith('failed: [')):
-            current = []
-            messages.append(current)
-        elif current is not None:
-            if line.startswith(' ') or not line.strip():
-                current.append(line.strip())
-            else:
-                current = None
-    return ['\n'.join(part for part in message if part) for message in messages]
-
-
-def recap(stdout):
-    found = re.search(r'kai-lab-vm\s+:\s+(.*)', stdout)
-    return {key: int(value) for key, value in re.findall(r'(\w+)=(\d+)', found.group(1))} if found else {}
 
 
 def ssh(command, timeout=600):

@@ -19,6 +19,7 @@ import subprocess
 import pytest
 
 from conftest import IDENTITY, NS, as_learner, kai_lab_command, kubectl, run_playbook, sim_kubeconfig, sim_kubectl
+from molecule_common import patch_add as add, patch_remove as remove, patch_replace as replace  # tests/, on the path through conftest
 
 LEARNER_NS = 'kai-lab-learner'
 NAME = 'gsb-kai-lab-learner'
@@ -41,18 +42,6 @@ def comparable(obj):
         obj['metadata'].pop(key, None)
     obj.pop('status', None)
     return obj
-
-
-def add(path, value):
-    return {'op': 'add', 'path': path, 'value': value}
-
-
-def remove(path):
-    return {'op': 'remove', 'path': path}
-
-
-def replace(path, value):
-    return {'op': 'replace', 'path': path, 'value': value}
 
 
 def recreate_with_role(ref, role):

@@ -5,11 +5,14 @@ harness (tests/vm/vm.py) in one SSH command each."""
 
 import importlib.util
 import os
-import re
 import subprocess
+import sys
 import time
 
 import pytest
+
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests'))
+from molecule_common import fatal_messages, recap  # noqa: E402,F401  (tests/; the checks import them from here)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 SCENARIO = os.path.join(REPO, 'molecule', 'vm')
@@ -40,25 +43,6 @@ def run_playbook(path, *extra, timeout=3600):
     return done, time.monotonic() - started
 
 
-def fatal_messages(stdout):
-    """Each failed task's result (YAML result format), its lines stripped, as one text."""
-    messages, current = [], None
-    for line in stdout.splitlines():
-        if line.startswith('fatal: [') or ('FAILED!' in line and line.startswith('failed: [')):
-            current = []
-            messages.append(current)
-        elif current is not None:
-            if line.startswith(' ') or not line.strip():
-                current.append(line.strip())
-            else:
-                current = None
-    return ['\n'.join(part for part in message if part) for message in messages]
-
-
-def recap(stdout):
-    """The PLAY RECAP counters of the VM, as a dict."""
-    found = re.search(r'kai-lab-vm\s+:\s+(.*)', stdout)
-    return {key: int(value) for key, value in re.findall(r'(\w+)=(\d+)', found.group(1))} if found else {}
 
 
 def vm(*args, timeout=900):
