@@ -166,6 +166,22 @@ def test_an_owned_object_changed_by_hand_makes_a_full_provision_which_puts_it_ba
         and deleted[0].endswith("-> null"), deleted
 
 
+def test_the_learners_kubectl_marking_its_token_used_is_no_change(tmp_path):
+    """The API server labels a token Secret whose token was used (once a day): the learner's kubectl after the
+    last full provision leaves the VM unchanged; a label anyone else adds to it does not."""
+    token = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+             "metadata": {"name": "learner-token", "namespace": "kai-lab-learner", "resourceVersion": "5",
+                          "labels": {"app.kubernetes.io/part-of": "gsb-kai-lab"}}, "data": {"token": "dA=="}}
+    used = copy.deepcopy(token)
+    used["metadata"]["resourceVersion"] = "6"
+    used["metadata"]["labels"]["kubernetes.io/legacy-token-last-used"] = "2026-12-06"
+    assert k3s_state.owned_hash(used) == k3s_state.owned_hash(token)
+    other = copy.deepcopy(token)
+    other["metadata"]["labels"]["learner"] = "was-here"
+    assert k3s_state.owned_hash(other) != k3s_state.owned_hash(token)
+    assert "secrets" not in k3s_state.LEARNER_KINDS.split(",")
+
+
 def test_a_link_planted_at_a_recorded_path_is_a_change_and_never_followed(tmp_path):
     """The record lists the learner's ~/.kube/config: a link the learner puts there is recorded as the link
     (lstat), so root never reads what it leads to, and the next provision is a full one."""

@@ -283,12 +283,12 @@ def test_the_token_controllers_data_stays_and_a_label_added_goes(server):
 def test_the_api_servers_record_of_the_tokens_last_use_stays(server):
     # molecule/learner: the learner's kubectl used the token, the API server marked the Secret; a put-back that
     # dropped the mark changed the Secret each provision.
-    annotations = server.live[TOKEN]["metadata"]["annotations"]
-    annotations["kubernetes.io/legacy-token-last-used"] = "2026-12-06"
+    _labels(server.live[TOKEN])["kubernetes.io/legacy-token-last-used"] = "2026-12-06"
     assert put_back(server, TOKEN)["unchanged"] == ["Secret kai-lab-learner/learner-token"]
     _labels(server.live[TOKEN])["learner"] = "was-here"
     assert put_back(server, TOKEN)["repaired"][0]["differences"] == ['metadata.labels.learner: added ("was-here")']
-    assert server.live[TOKEN]["metadata"]["annotations"]["kubernetes.io/legacy-token-last-used"] == "2026-12-06"
+    assert _labels(server.live[TOKEN]).get("kubernetes.io/legacy-token-last-used") == "2026-12-06"
+    assert "learner" not in _labels(server.live[TOKEN])
 
 
 def test_helms_ownership_on_a_vm_stays(server):

@@ -30,11 +30,15 @@ import hashlib
 import json
 import os
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.owned.compare import without_cluster_writes
+
 SCHEMA = 1
 # k3s imports these from its images directory (k3s's own list of suffixes).
 ARCHIVE_SUFFIXES = ('.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst')
-# The learner's objects (roles/kai_lab/templates/learner_access.yaml.j2), by their label.
-LEARNER_KINDS = ('namespaces,serviceaccounts,secrets,roles,rolebindings,clusterroles,clusterrolebindings,'
+# The learner's objects (roles/kai_lab/templates/learner_access.yaml.j2), by their label and resourceVersion;
+# not its token Secret, whose resourceVersion changes when the API server records the token's use (the
+# learner's kubectl): that Secret is an owned object, compared by content (owned_hash).
+LEARNER_KINDS = ('namespaces,serviceaccounts,roles,rolebindings,clusterroles,clusterrolebindings,'
                  'validatingadmissionpolicies,validatingadmissionpolicybindings')
 
 ARGUMENT_SPEC = dict(
@@ -112,14 +116,10 @@ def owned_key(ref):
 
 
 def owned_hash(obj):
-    """sha256 of an object without what the cluster writes on its own (status, the metadata every write
-    changes): a learner's or an operator's change of what provision wrote changes it, KAI's status does not."""
-    obj = json.loads(json.dumps(obj))
-    meta = obj.get('metadata') or {}
-    for key in ('managedFields', 'resourceVersion', 'generation', 'creationTimestamp', 'uid'):
-        meta.pop(key, None)
-    obj.pop('status', None)
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+    """sha256 of an object without what the cluster writes on its own (owned/compare.without_cluster_writes): a
+    learner's or an operator's change of what provision wrote changes it, KAI's status or the API server's
+    record of a token's use does not."""
+    return hashlib.sha256(json.dumps(without_cluster_writes(obj), sort_keys=True).encode()).hexdigest()
 
 
 def owned_state(refs, kubectl):
@@ -194,6 +194,9 @@ def differences(record, inputs_digest, sources, now):
         found.append('the settings or the collection differ from the last full provision')
     found += ['airgap file ' + line for line in _walk(record.get('sources') or {}, sources or {})]
     snap = record.get('snapshot') or {}
+    if snap.get('learner'):  # a record that listed the token Secret by its resourceVersion (see LEARNER_KINDS)
+        snap = dict(snap, learner=dict((key, value) for key, value in snap['learner'].items()
+                                       if not key.startswith('Secret/')))
     found += _walk(snap, now)
     node = now.get('node') or {}
     if not node.get('ready'):

@@ -30,8 +30,8 @@ HELM_LABELS = {'app.kubernetes.io/managed-by': 'Helm'}
 HELM_ANNOTATIONS = ('meta.helm.sh/release-name', 'meta.helm.sh/release-namespace')
 TOKEN_TYPE = 'kubernetes.io/service-account-token'
 TOKEN_ANNOTATION = 'kubernetes.io/service-account.uid'
-# What the API server's legacy token tracking writes on a token Secret whose token was used (the learner's
-# kubectl), and its cleaner's mark: the cluster's own, kept by a replace.
+# The labels the API server's legacy token tracking writes on a token Secret whose token was used (the
+# learner's kubectl), and its cleaner's mark: the cluster's own, kept by a replace.
 TOKEN_TRACKING = ('kubernetes.io/legacy-token-last-used', 'kubernetes.io/legacy-token-invalid-since')
 # How many differences of one object are named, how long a value shown is.
 SHOWN_DIFFERENCES = 6
@@ -150,9 +150,12 @@ def kept_fields(wanted, live):
             meta.setdefault('labels', {})[key] = value
     kept = list(HELM_ANNOTATIONS)
     if body.get('kind') == 'Secret' and body.get('type') == TOKEN_TYPE:
-        kept += [TOKEN_ANNOTATION] + list(TOKEN_TRACKING)
+        kept.append(TOKEN_ANNOTATION)
         if 'data' in live and 'data' not in body:
             body['data'] = live['data']
+        for key in TOKEN_TRACKING:
+            if key in live_labels:
+                meta.setdefault('labels', {})[key] = live_labels[key]
     for key in kept:
         if key in live_annotations:
             meta.setdefault('annotations', {})[key] = live_annotations[key]
@@ -161,6 +164,17 @@ def kept_fields(wanted, live):
     if 'status' in live:
         body['status'] = live['status']
     return body
+
+
+def without_cluster_writes(obj):
+    """obj without what the cluster writes on its own into an object provision owns: what client.api.comparable
+    leaves out (status, the metadata every write changes) and the token tracking's labels. A hash of it changes
+    when someone changes what provision wrote (the k3s record, targets/k3s/state.py)."""
+    obj = comparable(obj)
+    labels = (obj.get('metadata') or {}).get('labels') or {}
+    for key in TOKEN_TRACKING:
+        labels.pop(key, None)
+    return obj
 
 
 def merged(defaults, obj):
