@@ -32,7 +32,8 @@ import os
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.owned.compare import without_cluster_writes
 
-SCHEMA = 1
+# 2: the owned objects' hashes, the learner's objects without the token Secret (a record of 1 is a full provision).
+SCHEMA = 2
 # k3s imports these from its images directory (k3s's own list of suffixes).
 ARCHIVE_SUFFIXES = ('.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst')
 # The learner's objects (roles/kai_lab/templates/learner_access.yaml.j2), by their label and resourceVersion;
@@ -194,9 +195,6 @@ def differences(record, inputs_digest, sources, now):
         found.append('the settings or the collection differ from the last full provision')
     found += ['airgap file ' + line for line in _walk(record.get('sources') or {}, sources or {})]
     snap = record.get('snapshot') or {}
-    if snap.get('learner'):  # a record that listed the token Secret by its resourceVersion (see LEARNER_KINDS)
-        snap = dict(snap, learner=dict((key, value) for key, value in snap['learner'].items()
-                                       if not key.startswith('Secret/')))
     found += _walk(snap, now)
     node = now.get('node') or {}
     if not node.get('ready'):
