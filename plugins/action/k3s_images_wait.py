@@ -13,6 +13,7 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import images as k3s_images
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.progress import Progress
 
 display = Display()
 
@@ -26,7 +27,7 @@ class ActionModule(ActionBase):
         dummy, args = self.validate_argument_spec(argument_spec=k3s_images.WAIT_ARGUMENT_SPEC)
         needed = list(args['needed'])
         start = time.time()
-        shown, shown_at = None, 0
+        progress = Progress(display.display)
         while True:
             answer = self._execute_module('ansible.legacy.command', module_args={
                 'argv': ['sh', '-c', k3s_images.STATUS_SCRIPT, 'sh', args['k3s']]}, task_vars=task_vars)
@@ -40,11 +41,7 @@ class ActionModule(ActionBase):
                 result.update(failed=True, msg=k3s_images.import_failure(status, elapsed, args['images_dir']),
                               missing=status['missing'], elapsed=elapsed)
                 return result
-            # A line when something changed (the time aside), else every 30 s.
-            line = k3s_images.import_line(status, needed, elapsed, args['timeout'])
-            if line.rsplit(';', 1)[0] != shown or time.time() - shown_at >= 30:
-                display.display(line)
-                shown, shown_at = line.rsplit(';', 1)[0], time.time()
+            progress.line(k3s_images.import_line(status, needed, elapsed, args['timeout']))
             time.sleep(args['interval'])
         listed = json.loads(answer['stdout'].partition(k3s_images.JOURNAL_MARK)[0])
         result.update(changed=False, elapsed=elapsed, images=listed.get('images') or [],

@@ -12,6 +12,7 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s import workloads
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.progress import Progress
 
 display = Display()
 
@@ -26,7 +27,8 @@ class ActionModule(ActionBase):
         argv = [args['k3s'], 'kubectl', '--kubeconfig=' + args['kubeconfig'], '-n', args['namespace'], 'get',
                 'deployments,daemonsets,pods', '-o', 'json']
         start = time.time()
-        shown, shown_at, ticks = None, 0, 0
+        ticks = 0
+        progress = Progress(display.display)
         while True:
             answer = self._execute_module('ansible.legacy.command', module_args={'argv': argv}, task_vars=task_vars)
             ticks += 1
@@ -41,11 +43,7 @@ class ActionModule(ActionBase):
                 result.update(failed=True, elapsed=elapsed, waiting=state['waiting'],
                               msg=workloads.failure(args['label'], args['namespace'], state, elapsed, args['airgap']))
                 return result
-            # A line when something changed (the time aside), else every 30 s.
-            text = workloads.line(args['label'], state, elapsed, args['timeout'])
-            if text.rsplit(';', 1)[0] != shown or time.time() - shown_at >= 30:
-                display.display(text)
-                shown, shown_at = text.rsplit(';', 1)[0], time.time()
+            progress.line(workloads.line(args['label'], state, elapsed, args['timeout']))
             time.sleep(args['interval'])
         result.update(changed=False, elapsed=elapsed, looks=ticks,
                       msg='%s: all %d workloads ready after %d s' % (args['label'], state['counts'][1], elapsed))
