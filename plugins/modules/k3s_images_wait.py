@@ -22,18 +22,12 @@ description:
     imports.
   - Fails naming the images missing and why, in English and Korean, when O(timeout) passes or k3s failed to import an
     archive (k3s does not try an archive again until it changes).
-  - Runs as an action on the controller; it runs its command on the VM through the connection (as the task's
-    C(become)).
 options:
   needed:
     description: The images, as containerd names them (C(docker.io/library/ubuntu:22.04)).
     type: list
     elements: str
     required: true
-  k3s:
-    description: The k3s binary on the VM.
-    type: path
-    default: /usr/local/bin/k3s
   images_dir:
     description: k3s's images directory on the VM, named in the failure message.
     type: path
@@ -42,17 +36,8 @@ options:
     description: Seconds to wait at most.
     type: int
     default: 900
-  interval:
-    description: Seconds between two looks.
-    type: int
-    default: 5
-attributes:
-  check_mode:
-    support: full
-    description: Only reads.
-  action:
-    support: full
-    description: Runs on the controller.
+extends_documentation_fragment:
+  - gsb.kai_lab.k3s_wait
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''

@@ -19,8 +19,6 @@ description:
     not answer yet, the node is not registered yet, or the kubelet's reason it is not Ready, and the time), not a
     retry count.
   - Fails, in English and Korean, when O(timeout) passes, naming the last reason and where to look on the VM.
-  - Runs as an action on the controller; it runs its command on the VM through the connection (as the task's
-    C(become)).
 options:
   name:
     description: The node's name.
@@ -30,25 +28,12 @@ options:
     description: The kubeconfig on the VM.
     type: path
     default: /root/.kube/config
-  k3s:
-    description: The k3s binary on the VM.
-    type: path
-    default: /usr/local/bin/k3s
   timeout:
     description: Seconds to wait at most.
     type: int
     default: 300
-  interval:
-    description: Seconds between two looks.
-    type: int
-    default: 5
-attributes:
-  check_mode:
-    support: full
-    description: Only reads.
-  action:
-    support: full
-    description: Runs on the controller.
+extends_documentation_fragment:
+  - gsb.kai_lab.k3s_wait
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''

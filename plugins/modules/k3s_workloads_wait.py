@@ -22,8 +22,6 @@ description:
   - Fails, in English and Korean, when O(timeout) passes (naming each pod not ready and why), or at once when
     O(airgap) is set and a container's image cannot come (C(ErrImageNeverPull), C(ImagePullBackOff), ...), naming
     the image.
-  - Runs as an action on the controller; it runs its command on the VM through the connection (as the task's
-    C(become)).
 options:
   namespace:
     description: The namespace.
@@ -42,10 +40,6 @@ options:
     description: The kubeconfig on the VM.
     type: path
     default: /root/.kube/config
-  k3s:
-    description: The k3s binary on the VM.
-    type: path
-    default: /usr/local/bin/k3s
   airgap:
     description: The VM pulls nothing; a missing image fails at once.
     type: bool
@@ -54,17 +48,8 @@ options:
     description: Seconds to wait at most.
     type: int
     default: 600
-  interval:
-    description: Seconds between two looks.
-    type: int
-    default: 5
-attributes:
-  check_mode:
-    support: full
-    description: Only reads.
-  action:
-    support: full
-    description: Runs on the controller.
+extends_documentation_fragment:
+  - gsb.kai_lab.k3s_wait
 author:
   - gsb.kai_lab maintainers (@gsb-kai-lab)
 '''

@@ -17,6 +17,7 @@ import os
 import re
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.progress import WAIT_ARGS
 
 
 def repository(reference):
@@ -145,8 +146,7 @@ def import_failure(status, elapsed, images_dir):
 # work, on the controller) and its module file (the documentation).
 WAIT_ARGUMENT_SPEC = dict(
     needed=dict(type='list', elements='str', required=True),
-    k3s=dict(type='path', default='/usr/local/bin/k3s'),
     images_dir=dict(type='path', default='/var/lib/rancher/k3s/agent/images'),
     timeout=dict(type='int', default=900),
-    interval=dict(type='int', default=5),
 )
+WAIT_ARGUMENT_SPEC.update(WAIT_ARGS)

@@ -20,14 +20,14 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.progress import WAIT_ARGS
 
 ARGUMENT_SPEC = dict(
     name=dict(type='str', required=True),
     kubeconfig=dict(type='path', default='/root/.kube/config'),
-    k3s=dict(type='path', default='/usr/local/bin/k3s'),
     timeout=dict(type='int', default=300),
-    interval=dict(type='int', default=5),
 )
+ARGUMENT_SPEC.update(WAIT_ARGS)
 
 
 def argv(args):

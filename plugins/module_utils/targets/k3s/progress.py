@@ -20,6 +20,12 @@ import time
 # Seconds between two lines that say the same.
 REPEAT_EVERY = 30
 
+# The options every k3s wait has (doc fragment gsb.kai_lab.k3s_wait).
+WAIT_ARGS = dict(
+    k3s=dict(type='path', default='/usr/local/bin/k3s'),
+    interval=dict(type='int', default=5),
+)
+
 
 class Progress(object):
     """Shows a wait's lines through show (Display().display), each change once and an unchanged one every 30 s."""

@@ -22,6 +22,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import fill
+from ansible_collections.gsb.kai_lab.plugins.module_utils.targets.k3s.progress import WAIT_ARGS
 
 # Waiting reasons of a container whose image cannot come without a registry.
 IMAGE_MISSING = ('ErrImageNeverPull', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName')
@@ -35,11 +36,10 @@ ARGUMENT_SPEC = dict(
     deployments=dict(type='list', elements='str', default=[]),
     label=dict(type='str', required=True),
     kubeconfig=dict(type='path', default='/root/.kube/config'),
-    k3s=dict(type='path', default='/usr/local/bin/k3s'),
     airgap=dict(type='bool', default=False),
     timeout=dict(type='int', default=600),
-    interval=dict(type='int', default=5),
 )
+ARGUMENT_SPEC.update(WAIT_ARGS)
 
 
 def _ready_deployment(deployment):
