@@ -57,9 +57,10 @@ STATUS_SCRIPT = '\n'.join((
     'journalctl --no-pager -o cat -u k3s _SYSTEMD_INVOCATION_ID="$(systemctl show -p InvocationID --value k3s)" '
     '2>/dev/null | grep -E "Importing images from|Imported images from|failed to import" | tail -n 60',
 ))
-_IMPORTING = re.compile(r'Importing images from (\S+)')
-_IMPORTED = re.compile(r'Imported images from (\S+) in (\S+)')
-_FAILED = re.compile(r'failed to import (\S+?):? (.*)')
+# k3s's journal lines are logrus's text: msg="Importing images from <path>" (the quote is not the name's).
+_IMPORTING = re.compile(r'Importing images from ([^\s"]+)')
+_IMPORTED = re.compile(r'Imported images from ([^\s"]+) in ([^\s"]+)')
+_FAILED = re.compile(r'failed to import ([^\s"]+?):? (.*?)"?$')
 
 
 def import_status(output, needed):
