@@ -24,8 +24,15 @@ options:
         read; a list read in pages takes one such deadline for all its pages).
       - Whatever the timeout, an answer larger than 8 MiB, or an object nested more than 100 levels deep, is refused
         with an error naming it and the bound.
+      - The collection's playbooks set it for every module of the action group C(gsb.kai_lab.cluster) from the
+        lab's setting C(kai_lab_request_timeout) (C(module_defaults)).
     type: int
     default: 10
+attributes:
+  action_group:
+    support: full
+    membership:
+      - gsb.kai_lab.cluster
 requirements:
   - kubernetes >= 24.2.0
 '''
