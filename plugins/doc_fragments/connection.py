@@ -30,6 +30,7 @@ options:
     default: 10
 attributes:
   action_group:
+    description: Use C(group/gsb.kai_lab.cluster) in C(module_defaults) to set its connection options once.
     support: full
     membership:
       - gsb.kai_lab.cluster
