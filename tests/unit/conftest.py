@@ -69,6 +69,13 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.client.api import (  #
 import fake_api  # noqa: E402  (the local API server of the serve fixture)
 import lab_states  # noqa: E402  (the lab after each step, from each step's own recording)
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.steps import registry as _registry  # noqa: E402
+
+# The collection's own steps: all that a child process knows (a module run as Ansible runs it, the kai-lab
+# entry script, which runs with -I). They differ from registry.STEP_IDS only when a step is registered for
+# the session below.
+COLLECTION_STEP_IDS = tuple(_registry.STEP_IDS)
+
 # KAI_LAB_ADDED_STEP=1: the whole run with test_added_step.py's step as the lab's last (that module says why).
 if os.environ.get("KAI_LAB_ADDED_STEP"):
     import test_added_step  # noqa: E402

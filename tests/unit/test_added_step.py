@@ -14,9 +14,15 @@ The whole unit suite runs with it as the lab's last step too:
 
   KAI_LAB_ADDED_STEP=1 python -m pytest -q -p no:cacheprovider tests/unit
 
-(conftest.py registers it for the session; the committed docs pages and
-README's table then name it missing, as they must until docs/lab_pages.py is
-run: test_lab_text's two checks of the committed files).
+(conftest.py registers it for the session). Three tests then fail, as they
+must until the author writes what only the author can: test_lab_text's two
+checks of the committed files (the docs pages and README's step table name
+the step missing until docs/lab_pages.py is run) and test_forged_proofs'
+proof table (the security guide's row for each new check is written by
+hand). Tests that run a child process (a module run as Ansible runs it, the
+kai-lab entry script with python -I) ask for the collection's own steps
+(conftest.COLLECTION_STEP_IDS): the child does not know a step registered
+in this process.
 
 This module imports only the collection and lab_states at its top, so that
 conftest.py can import it before any test module reads the step list.
