@@ -27,6 +27,8 @@ description:
   - O(state=absent) removes O(path) only when it is the lab's file, a regular file with one link owned by
     O(user) whose text starts with O(marker). Anything else is kept and RV(kept) says why (a warning too); a
     link on the way is not entered.
+  - O(prune=true) then removes the directory the lab made for the file (the learner's C(~/.kube)) when only
+    kubectl's cache is left in it.
 options:
   path:
     description: The file, an absolute path below the home of O(user) (for example C(/home/learner/.kube/config)).
@@ -56,6 +58,14 @@ options:
     description: With O(state=absent), how the lab's file begins; a file that does not is kept.
     type: str
     default: '# gsb.kai_lab'
+  prune:
+    description:
+      - With O(state=absent), also remove the directory holding O(path) (never the home) when, the lab's file gone,
+        nothing is left in it but kubectl's cache C(cache) (its discovery and HTTP caches of the lab's cluster),
+        which goes with it. The cache is removed entry by entry through directory descriptors, no link followed; a
+        directory holding anything else, or a cache with an entry that is not O(user)'s, is kept.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -77,6 +87,7 @@ EXAMPLES = r'''
     path: /home/learner/.kube/config
     user: learner
     state: absent
+    prune: true
 '''
 
 RETURN = r'''
@@ -84,6 +95,11 @@ replaced:
   description: What stood at O(path) and was replaced by the file (V(symlink), V(hard link), V(special file)); null otherwise.
   returned: state is present
   type: str
+pruned:
+  description: The directory removed with O(prune=true) (kubectl's cache with it); null when none was.
+  returned: state is absent
+  type: str
+  sample: /home/learner/.kube
 kept:
   description: Why O(path) was left in place with O(state=absent), in English and Korean; null when removed or missing.
   returned: state is absent
@@ -123,6 +139,7 @@ def main():
             mode=dict(type='raw', default='0600'),
             directory_mode=dict(type='raw', default='0700'),
             marker=dict(type='str', default=home_file.LAB_MARK),
+            prune=dict(type='bool', default=False),
         ),
         required_if=[('state', 'present', ('content',))],
         supports_check_mode=True,
@@ -134,7 +151,7 @@ def main():
                                         directory_mode=_octal(module, 'directory_mode'), check_mode=module.check_mode)
         else:
             result = home_file.remove_file(params['path'], params['user'], marker=params['marker'],
-                                           check_mode=module.check_mode)
+                                           check_mode=module.check_mode, prune=params['prune'])
             if result['kept']:
                 module.warn('%s / %s' % (result['kept']['en'], result['kept']['ko']))
     except LearnerFileError as exc:

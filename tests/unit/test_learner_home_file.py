@@ -191,14 +191,83 @@ def test_teardown_keeps_what_the_lab_did_not_write(home, victim, plant, kept):
 def test_teardown_removes_the_file_the_lab_wrote_and_nothing_else(home):
     home_file.put_file(str(home / ".kube" / "config"), 'learner', KUBECONFIG)
     (home / ".kube" / "cache").mkdir()
-    assert home_file.remove_file(str(home / ".kube" / "config"), 'learner', check_mode=True) == {'changed': True,
-                                                                                                 'kept': None}
+    done = {'changed': True, 'kept': None, 'pruned': None}
+    assert home_file.remove_file(str(home / ".kube" / "config"), 'learner', check_mode=True) == done
     assert (home / ".kube" / "config").exists()
-    assert home_file.remove_file(str(home / ".kube" / "config"), 'learner') == {'changed': True, 'kept': None}
+    assert home_file.remove_file(str(home / ".kube" / "config"), 'learner') == done
     assert sorted(os.listdir(str(home / ".kube"))) == ["cache"]
     # Gone already, or never made: nothing to do.
-    assert home_file.remove_file(str(home / ".kube" / "config"), 'learner') == {'changed': False, 'kept': None}
-    assert home_file.remove_file(str(home / "nothing" / "config"), 'learner') == {'changed': False, 'kept': None}
+    nothing = {'changed': False, 'kept': None, 'pruned': None}
+    assert home_file.remove_file(str(home / ".kube" / "config"), 'learner') == nothing
+    assert home_file.remove_file(str(home / "nothing" / "config"), 'learner') == nothing
+
+
+def _kubectl_cache(kube):
+    """What kubectl run as the learner leaves in ~/.kube: its discovery and HTTP caches, the learner's."""
+    made = [kube / "cache", kube / "cache" / "discovery", kube / "cache" / "discovery" / "127.0.0.1_6443",
+            kube / "cache" / "discovery" / "127.0.0.1_6443" / "scheduling.run.ai", kube / "cache" / "http"]
+    for directory in made:
+        directory.mkdir(mode=0o750)
+        _as_learner(directory)
+    files = [made[3] / "servergroups.json", made[4] / "0a1b2c", made[4] / ".diskv-temp"]
+    for path in files:
+        path.write_text("{}")
+        _as_learner(path)
+    return made + files
+
+
+def test_teardown_with_prune_removes_the_kube_directory_holding_only_kubectls_cache(home):
+    # The k3s VM's teardown left ~/.kube with 96 entries of kubectl's cache (make test-k3s, 2026-12-07).
+    kube = home / ".kube"
+    home_file.put_file(str(kube / "config"), 'learner', KUBECONFIG)
+    _kubectl_cache(kube)
+    before = _state(home)
+    result = home_file.remove_file(str(kube / "config"), 'learner', check_mode=True, prune=True)
+    assert result == {'changed': True, 'kept': None, 'pruned': str(kube)} and _state(home) == before
+    result = home_file.remove_file(str(kube / "config"), 'learner', prune=True)
+    assert result == {'changed': True, 'kept': None, 'pruned': str(kube)}
+    assert os.listdir(str(home)) == []
+    # Again: nothing left to do.
+    assert home_file.remove_file(str(kube / "config"), 'learner', prune=True) == {
+        'changed': False, 'kept': None, 'pruned': None}
+
+
+@pytest.mark.parametrize('plant', ['a file of the learner', 'a link in the cache to roots directory',
+                                   'a cache entry of roots', 'the learners own kubeconfig'])
+def test_prune_keeps_the_directory_unless_only_kubectls_cache_is_left_and_never_follows_a_link(home, victim, plant):
+    kube = home / ".kube"
+    home_file.put_file(str(kube / "config"), 'learner', KUBECONFIG)
+    _kubectl_cache(kube)
+    if plant == 'a file of the learner':
+        (kube / "notes.txt").write_text("mine\n")
+        _as_learner(kube / "notes.txt")
+    elif plant == 'a link in the cache to roots directory':
+        # A link is removed as a link: root's directory behind it is untouched, the rest goes.
+        (kube / "cache" / "http" / "evil").symlink_to(victim)
+        _as_learner(kube / "cache" / "http" / "evil")
+    elif plant == 'a cache entry of roots':
+        (kube / "cache" / "root-made").write_text("x")
+    else:
+        (kube / "config").unlink()
+        (kube / "config").write_text("apiVersion: v1\nkind: Config\n")
+        _as_learner(kube / "config")
+    before = _state(victim)
+    result = home_file.remove_file(str(kube / "config"), 'learner', prune=True)
+    assert _state(victim) == before
+    if plant == 'a link in the cache to roots directory':
+        assert result['pruned'] == str(kube) and not os.path.lexists(str(kube))
+    else:
+        assert result['pruned'] is None and os.path.isdir(str(kube / "cache")), result
+
+
+def test_prune_never_removes_the_home_or_a_kube_link(home, victim):
+    config = home / "config"
+    home_file.put_file(str(config), 'learner', KUBECONFIG)
+    assert home_file.remove_file(str(config), 'learner', prune=True)['pruned'] is None and home.is_dir()
+    (home / ".kube").symlink_to(victim)
+    _as_learner(home / ".kube")
+    result = home_file.remove_file(str(home / ".kube" / "config"), 'learner', prune=True)
+    assert result['pruned'] is None and result['kept'] and (victim / "config").exists()
 
 
 def test_the_learners_kubeconfig_template_starts_with_the_mark_teardown_looks_for():

@@ -222,13 +222,114 @@ def put_file(path, user, content, mode=0o600, directory_mode=0o700, check_mode=F
         directory.close()
 
 
-def remove_file(path, user, marker=LAB_MARK, check_mode=False):
-    """Remove path (below user's home) when it is the lab's file; returns {'changed', 'kept'}.
+def remove_file(path, user, marker=LAB_MARK, check_mode=False, prune=False):
+    """Remove path (below user's home) when it is the lab's file; returns {'changed', 'kept', 'pruned'}.
 
     kept: why the file was left ({'en', 'ko'}), or None. Nothing is ever
     followed: a link on the way or at the name is kept, as is a file that
     is not a regular, singly linked file of the user's starting with marker.
+    prune: then remove the directory holding the file too (never the home)
+    when nothing is left in it but kubectl's cache (KUBECTL_CACHE), which
+    goes with it; pruned names it, else None.
     """
+    result = _remove_file(path, user, marker, check_mode)
+    result['pruned'] = None
+    if prune and not result['kept']:
+        # In check mode the file is still there when it would have been removed.
+        pruned = _prune(path, user, check_mode, os.path.basename(path) if check_mode and result['changed'] else None)
+        if pruned:
+            result.update(changed=True, pruned=pruned)
+    return result
+
+
+# The one thing the lab's kubeconfig directory may hold besides the file for teardown to remove it: kubectl's
+# cache (discovery and HTTP caches of the lab's cluster, which teardown removes), written by kubectl as the learner.
+KUBECTL_CACHE = 'cache'
+# How many entries a cache may hold before teardown leaves it alone (a bounded walk).
+MAX_CACHE_ENTRIES = 20000
+
+
+def _prune(path, user, check_mode, removed_name):
+    """Remove path's directory when it holds nothing but kubectl's cache; its path, or None when kept."""
+    _uid, _gid, home = _user(user)
+    directory_path = os.path.dirname(path.rstrip('/'))
+    if os.path.normpath(directory_path) == os.path.normpath(home):
+        return None
+    try:
+        parent, name, owner = open_home_directory(directory_path, user)
+    except LearnerFileError:
+        return None
+    if parent is None:
+        return None
+    try:
+        try:
+            fd = os.open(name, _DIRECTORY, dir_fd=parent.fd)
+        except OSError:
+            return None  # missing, a link, not a directory: nothing of the lab's to remove
+        try:
+            info = os.fstat(fd)
+            entries = [entry for entry in os.listdir(fd) if entry != removed_name]
+            if info.st_uid != owner[0] or not set(entries) <= {KUBECTL_CACHE}:
+                return None
+            if entries:
+                if not _removable_tree(fd, KUBECTL_CACHE, owner[0], [0]):
+                    return None
+                if not check_mode:
+                    _remove_tree(fd, KUBECTL_CACHE)
+        finally:
+            os.close(fd)
+        if not check_mode:
+            try:
+                os.rmdir(name, dir_fd=parent.fd)  # fails on a name swapped for a link or refilled: kept then
+            except OSError:
+                return None
+        return directory_path
+    finally:
+        parent.close()
+
+
+def _removable_tree(parent_fd, name, uid, count):
+    """Whether name in parent_fd is a directory tree of uid's (directories, files, links) of bounded size."""
+    try:
+        fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
+    except OSError:
+        return False
+    try:
+        if os.fstat(fd).st_uid != uid:
+            return False
+        for entry in os.listdir(fd):
+            count[0] += 1
+            if count[0] > MAX_CACHE_ENTRIES:
+                return False
+            info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+            if info.st_uid != uid:
+                return False
+            if stat.S_ISDIR(info.st_mode):
+                if not _removable_tree(fd, entry, uid, count):
+                    return False
+            elif not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                return False
+        return True
+    finally:
+        os.close(fd)
+
+
+def _remove_tree(parent_fd, name):
+    """Remove the tree name in parent_fd, each directory opened without following a link, each entry by name in it."""
+    fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
+    try:
+        for entry in os.listdir(fd):
+            info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                _remove_tree(fd, entry)
+            else:
+                os.unlink(entry, dir_fd=fd)  # a link is removed, never followed
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent_fd)
+
+
+def _remove_file(path, user, marker, check_mode):
     try:
         directory, name, owner = open_home_directory(path, user)
     except LearnerFileError as exc:
