@@ -37,6 +37,7 @@ import os
 import pwd
 import stat
 
+from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import tree
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner import write as learner_write
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.read import LearnerFileError, read_bytes
 from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.text import both, printable, with_particle
@@ -242,11 +243,8 @@ def remove_file(path, user, marker=LAB_MARK, check_mode=False, prune=False):
     return result
 
 
-# The one thing the lab's kubeconfig directory may hold besides the file for teardown to remove it: kubectl's
-# cache (discovery and HTTP caches of the lab's cluster, which teardown removes), written by kubectl as the learner.
-KUBECTL_CACHE = 'cache'
-# How many entries a cache may hold before teardown leaves it alone (a bounded walk).
-MAX_CACHE_ENTRIES = 20000
+# kubectl's cache, the one thing besides the lab's file that prune removes with the directory.
+KUBECTL_CACHE = tree.KUBECTL_CACHE
 
 
 def _prune(path, user, check_mode, removed_name):
@@ -272,10 +270,10 @@ def _prune(path, user, check_mode, removed_name):
             if info.st_uid != owner[0] or not set(entries) <= {KUBECTL_CACHE}:
                 return None
             if entries:
-                if not _removable_tree(fd, KUBECTL_CACHE, owner[0], [0]):
+                if not tree.removable(fd, KUBECTL_CACHE, owner[0]):
                     return None
                 if not check_mode:
-                    _remove_tree(fd, KUBECTL_CACHE)
+                    tree.remove(fd, KUBECTL_CACHE)
         finally:
             os.close(fd)
         if not check_mode:
@@ -286,47 +284,6 @@ def _prune(path, user, check_mode, removed_name):
         return directory_path
     finally:
         parent.close()
-
-
-def _removable_tree(parent_fd, name, uid, count):
-    """Whether name in parent_fd is a directory tree of uid's (directories, files, links) of bounded size."""
-    try:
-        fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
-    except OSError:
-        return False
-    try:
-        if os.fstat(fd).st_uid != uid:
-            return False
-        for entry in os.listdir(fd):
-            count[0] += 1
-            if count[0] > MAX_CACHE_ENTRIES:
-                return False
-            info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
-            if info.st_uid != uid:
-                return False
-            if stat.S_ISDIR(info.st_mode):
-                if not _removable_tree(fd, entry, uid, count):
-                    return False
-            elif not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                return False
-        return True
-    finally:
-        os.close(fd)
-
-
-def _remove_tree(parent_fd, name):
-    """Remove the tree name in parent_fd, each directory opened without following a link, each entry by name in it."""
-    fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
-    try:
-        for entry in os.listdir(fd):
-            info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
-                _remove_tree(fd, entry)
-            else:
-                os.unlink(entry, dir_fd=fd)  # a link is removed, never followed
-    finally:
-        os.close(fd)
-    os.rmdir(name, dir_fd=parent_fd)
 
 
 def _remove_file(path, user, marker, check_mode):
