@@ -45,7 +45,7 @@ from ansible_collections.gsb.kai_lab.plugins.module_utils.learner.workdir_fd imp
 
 # How every file the lab writes into a learner's home begins (its first line): what teardown removes.
 LAB_MARK = '# gsb.kai_lab'
-_DIRECTORY = os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
+_DIRECTORY = tree.DIRECTORY
 # A kubeconfig is a few KiB; what the lab compares or inspects is read up to this.
 MAX_BYTES = 1024 * 1024
 
@@ -243,8 +243,9 @@ def remove_file(path, user, marker=LAB_MARK, check_mode=False, prune=False):
     return result
 
 
-# kubectl's cache, the one thing besides the lab's file that prune removes with the directory.
-KUBECTL_CACHE = tree.KUBECTL_CACHE
+# The one thing besides the lab's file that prune removes with the directory: kubectl's cache (its discovery
+# and HTTP caches of the lab's cluster, which teardown removes), written by kubectl as the learner.
+KUBECTL_CACHE = 'cache'
 
 
 def _prune(path, user, check_mode, removed_name):

@@ -7,7 +7,8 @@ Each directory is opened relative to the one holding it with
 ``O_NOFOLLOW|O_DIRECTORY``, each entry looked at with ``lstat`` and removed
 by its name in that descriptor: a link is removed as a link and never
 followed, and a name the learner swaps for a link meanwhile fails to open
-(learner/home_file.py's prune: kubectl's cache in the learner's ``~/.kube``).
+(learner/home_file.py's prune removes kubectl's cache in the learner's
+``~/.kube`` with it).
 
 Layer: the learner's files; imports no other layer.
 """
@@ -19,11 +20,8 @@ __metaclass__ = type
 import os
 import stat
 
-_DIRECTORY = os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
-
-# The one thing the lab's kubeconfig directory may hold besides the file for teardown to remove it: kubectl's
-# cache (discovery and HTTP caches of the lab's cluster, which teardown removes), written by kubectl as the learner.
-KUBECTL_CACHE = 'cache'
+# How a directory is opened here and in learner/home_file.py: never through a link.
+DIRECTORY = os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
 # How many entries a tree may hold before it is left alone (a bounded walk).
 MAX_ENTRIES = 20000
 
@@ -32,7 +30,7 @@ def removable(parent_fd, name, uid, count=None):
     """Whether name in parent_fd is a directory tree of uid's (directories, files, links) of bounded size."""
     count = [0] if count is None else count
     try:
-        fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
+        fd = os.open(name, DIRECTORY, dir_fd=parent_fd)
     except OSError:
         return False
     try:
@@ -57,7 +55,7 @@ def removable(parent_fd, name, uid, count=None):
 
 def remove(parent_fd, name):
     """Remove the tree name in parent_fd, each directory opened without following a link, each entry by name in it."""
-    fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
+    fd = os.open(name, DIRECTORY, dir_fd=parent_fd)
     try:
         for entry in os.listdir(fd):
             info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
